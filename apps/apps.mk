@@ -1,0 +1,34 @@
+# apps.mk: application images. Each image is one ELF64 file: the kernel, the
+# app and newlib linked together (the unikernel), booted as the loader's -initrd.
+#
+#   $(eval $(call app_image,NAME,SOURCES))  ->  $(BUILD)/apps/NAME.elf
+
+APP_CFLAGS := $(GUEST_CFLAGS) -Werror
+APP_IMAGES :=
+
+$(BUILD)/apps/%.c.o: apps/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
+	@mkdir -p $(@D)
+	$(KCC) $(APP_CFLAGS) -c -o $@ $<
+
+# argv[0] of an image is its name: a one-line generated source.
+$(BUILD)/apps/%.name.c:
+	@mkdir -p $(@D)
+	echo 'const char app_name[] = "$*";' >$@
+$(BUILD)/apps/%.name.o: $(BUILD)/apps/%.name.c | $(NEWLIB_STAMP)
+	$(KCC) $(APP_CFLAGS) -c -o $@ $<
+
+IMAGE_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack -T kernel/kernel.ld
+
+define app_image
+$(1)_OBJS := $(2:%=$(BUILD)/%.o)
+$(BUILD)/apps/$(1).elf: $$($(1)_OBJS) $$(IMAGE_KERNEL_OBJS) $(BUILD)/apps/$(1).name.o kernel/kernel.ld
+	$$(KLD) $$(IMAGE_LDFLAGS) -o $$@ $$(IMAGE_KERNEL_OBJS) $$($(1)_OBJS) $(BUILD)/apps/$(1).name.o \
+		--start-group $$(GUEST_LIBS) --end-group
+APP_IMAGES += $(BUILD)/apps/$(1).elf
+-include $$($(1)_OBJS:.o=.d)
+endef
+
+# What every image links: the kernel (later layers add their objects).
+IMAGE_KERNEL_OBJS = $(KERNEL_OBJS)
+
+$(eval $(call app_image,hello,apps/hello/hello.c))

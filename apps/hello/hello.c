@@ -1,0 +1,74 @@
+/*
+ * hello: the smallest application. It prints its argv and the time, sleeps
+ * 100 ms, and exits with a chosen status. Its options exercise the kernel for
+ * the integration tests:
+ *
+ *   hello [-e STATUS] [-s MS] [--fault] [words...]
+ *     -e STATUS  exit status (default 0)
+ *     -s MS      sleep this many milliseconds (default 100)
+ *     --fault    dereference an unmapped address (the panic handler's test)
+ *     --abort    call abort() (a signal ends the program)
+ *     --oom      allocate until malloc fails, then report it
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static long ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000L + (b->tv_nsec - a->tv_nsec) / 1000000L;
+}
+
+/* Kept in a variable so the compiler cannot see the address is bogus. */
+static volatile unsigned long fault_address = 8;
+
+static __attribute__((noinline)) void fault_deliberately(void)
+{
+	printf("reading address %#lx\n", fault_address);
+	printf("read %d\n", *(volatile int *)fault_address); /* page 0 is never mapped */
+}
+
+static void exhaust_memory(void)
+{
+	size_t total = 0;
+	void *p;
+	while ((p = malloc(1 << 20)) != NULL) {
+		memset(p, 1, 64);
+		total += 1 << 20;
+	}
+	printf("malloc failed after %zu MiB\n", total >> 20);
+}
+
+int main(int argc, char **argv)
+{
+	int status = 0, sleep_ms = 100;
+	for (int i = 0; i < argc; i++)
+		printf("argv[%d] = \"%s\"\n", i, argv[i]);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-e") == 0 && i + 1 < argc)
+			status = atoi(argv[++i]);
+		else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
+			sleep_ms = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--fault") == 0)
+			fault_deliberately();
+		else if (strcmp(argv[i], "--abort") == 0)
+			abort();
+		else if (strcmp(argv[i], "--oom") == 0)
+			exhaust_memory();
+	}
+
+	struct timespec wall, t0, t1;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	char date[64];
+	strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&wall.tv_sec));
+	printf("time: %s\n", date);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	usleep((useconds_t)sleep_ms * 1000);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("slept %d ms: %ld ms passed\n", sleep_ms, ms_between(&t0, &t1));
+	printf("exit %d\n", status);
+	return status;
+}

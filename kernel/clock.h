@@ -1,0 +1,15 @@
+/*
+ * clock.h: kernel-internal clock and local-APIC set-up.
+ */
+#ifndef CLOCK_H
+#define CLOCK_H
+
+#include <stdint.h>
+
+void clock_init(uint64_t tsc_at_boot);
+void lapic_init(void);
+/* Program the LAPIC one-shot timer to fire at deadline_ns (clock_ns() time). */
+void lapic_timer_arm(uint64_t deadline_ns);
+uint64_t lapic_timer_hz(void);
+
+#endif

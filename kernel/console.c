@@ -1,0 +1,165 @@
+/*
+ * console.c: the serial console on COM1 (polled, 115200 8N1), and kprintf, a
+ * small formatter that needs no heap, so it works before memory is set up and
+ * inside the panic handler.
+ */
+#include <stdarg.h>
+#include "arch.h"
+#include "kernel.h"
+
+#define COM1 0x3f8
+#define LSR_DATA_READY 0x01
+#define LSR_THR_EMPTY  0x20
+
+static void serial_putc(char c)
+{
+	while (!(inb(COM1 + 5) & LSR_THR_EMPTY))
+		cpu_relax();
+	outb(COM1, (uint8_t)c);
+}
+
+void console_write(const char *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] == '\n')
+			serial_putc('\r'); /* the terminal on the other side expects CRLF */
+		serial_putc(buf[i]);
+	}
+}
+
+int console_read(char *buf, size_t len)
+{
+	size_t n = 0;
+	while (n < len && (inb(COM1 + 5) & LSR_DATA_READY))
+		buf[n++] = (char)inb(COM1);
+	return (int)n;
+}
+
+/* ---- kvsnprintf: %[-0][width][l|ll|z](d|i|u|x|X|p|s|c|%) ------------------- */
+
+struct out {
+	char *buf;   /* destination */
+	size_t size; /* its capacity */
+	size_t len;  /* characters produced so far (may exceed size) */
+};
+
+static void emit(struct out *o, char c)
+{
+	if (o->len + 1 < o->size)
+		o->buf[o->len] = c;
+	o->len++;
+}
+
+static void emit_number(struct out *o, unsigned long long v, int base, int upper, int neg,
+			int width, int zero, int left)
+{
+	char tmp[24];
+	int n = 0;
+	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+	do {
+		tmp[n++] = digits[v % (unsigned)base];
+		v /= (unsigned)base;
+	} while (v);
+	int total = n + neg;
+	if (neg && zero)
+		emit(o, '-');
+	for (; !left && total < width; width--)
+		emit(o, zero ? '0' : ' ');
+	if (neg && !zero)
+		emit(o, '-');
+	while (n)
+		emit(o, tmp[--n]);
+	for (; left && total < width; width--)
+		emit(o, ' ');
+}
+
+int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	struct out o = { buf, size, 0 };
+	for (; *fmt; fmt++) {
+		if (*fmt != '%') {
+			emit(&o, *fmt);
+			continue;
+		}
+		int left = 0, zero = 0, width = 0, lng = 0;
+		for (fmt++; *fmt == '-' || *fmt == '0'; fmt++)
+			*fmt == '-' ? (left = 1) : (zero = 1);
+		for (; *fmt >= '0' && *fmt <= '9'; fmt++)
+			width = width * 10 + (*fmt - '0');
+		for (; *fmt == 'l' || *fmt == 'z'; fmt++)
+			lng++;
+		switch (*fmt) {
+		case 'd':
+		case 'i': {
+			long long v = lng ? va_arg(ap, long long) : va_arg(ap, int);
+			unsigned long long mag = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+			emit_number(&o, mag, 10, 0, v < 0, width, zero, left);
+			break;
+		}
+		case 'u':
+			emit_number(&o, lng ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned), 10, 0, 0,
+				    width, zero, left);
+			break;
+		case 'x':
+		case 'X':
+			emit_number(&o, lng ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned), 16,
+				    *fmt == 'X', 0, width, zero, left);
+			break;
+		case 'p':
+			emit(&o, '0');
+			emit(&o, 'x');
+			emit_number(&o, (uintptr_t)va_arg(ap, void *), 16, 0, 0, width, zero, left);
+			break;
+		case 'c':
+			emit(&o, (char)va_arg(ap, int));
+			break;
+		case 's': {
+			const char *s = va_arg(ap, const char *);
+			int n = 0;
+			if (!s)
+				s = "(null)";
+			while (s[n])
+				n++;
+			for (; !left && n < width; width--)
+				emit(&o, ' ');
+			for (int i = 0; s[i]; i++)
+				emit(&o, s[i]);
+			for (; left && n < width; width--)
+				emit(&o, ' ');
+			break;
+		}
+		case '%':
+			emit(&o, '%');
+			break;
+		case 0:
+			fmt--;
+			break;
+		default:
+			emit(&o, '%');
+			emit(&o, *fmt);
+		}
+	}
+	if (size)
+		buf[o.len < size ? o.len : size - 1] = 0;
+	return (int)o.len;
+}
+
+int ksnprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = kvsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+int kprintf(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = kvsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	console_write(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+	return n;
+}

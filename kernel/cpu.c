@@ -1,0 +1,121 @@
+/*
+ * cpu.c: the processor's own tables. A GDT with 64-bit kernel code and data and
+ * a TSS whose IST1 stack catches double faults, NMIs, machine checks and page
+ * faults (so a stack overflow still reaches the panic handler), an IDT pointing
+ * every vector at its isr.S stub, the legacy PICs masked, and SSE's control
+ * register set (start.S enabled SSE: newlib and the compiler use it).
+ */
+#include "arch.h"
+#include "cpu.h"
+#include "kernel.h"
+
+struct tss {
+	uint32_t reserved0;
+	uint64_t rsp[3];  /* stacks for privilege changes (unused: ring 0 only) */
+	uint64_t reserved1;
+	uint64_t ist[7];  /* interrupt stacks; ist[0] is IST1 */
+	uint64_t reserved2;
+	uint16_t reserved3;
+	uint16_t iomap;   /* offset of the I/O bitmap: none */
+} __attribute__((packed));
+
+struct idt_entry {
+	uint16_t offset_lo;
+	uint16_t selector;
+	uint8_t ist;      /* IST index, 0 = current stack */
+	uint8_t type;     /* 0x8e: present, ring 0, interrupt gate */
+	uint16_t offset_mid;
+	uint32_t offset_hi;
+	uint32_t reserved;
+} __attribute__((packed));
+
+struct table_ptr {
+	uint16_t limit;
+	uint64_t base;
+} __attribute__((packed));
+
+#define SEL_CODE 0x08
+#define SEL_DATA 0x10
+#define SEL_TSS  0x18
+
+static uint64_t gdt[5] = {
+	0,
+	0x00af9a000000ffff, /* 64-bit code */
+	0x00cf92000000ffff, /* data */
+	0, 0,               /* TSS descriptor (16 bytes), filled in below */
+};
+static struct tss tss;
+static struct idt_entry idt[256];
+static uint8_t ist1_stack[16384] __attribute__((aligned(16)));
+extern uint64_t isr_stub_table[256];
+
+static void gdt_init(void)
+{
+	uint64_t base = (uint64_t)&tss, limit = sizeof tss - 1;
+	tss.ist[0] = (uint64_t)(ist1_stack + sizeof ist1_stack);
+	tss.iomap = sizeof tss;
+	gdt[3] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ULL << 40) |
+		 (((limit >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56);
+	gdt[4] = base >> 32;
+
+	struct table_ptr p = { sizeof gdt - 1, (uint64_t)gdt };
+	__asm__ volatile("lgdt %0\n\t"
+			 "pushq %1\n\t"
+			 "leaq 1f(%%rip), %%rax\n\t"
+			 "pushq %%rax\n\t"
+			 "lretq\n"
+			 "1:\n\t"
+			 "movw %2, %%ax\n\t"
+			 "movw %%ax, %%ds\n\t"
+			 "movw %%ax, %%es\n\t"
+			 "movw %%ax, %%ss\n\t"
+			 "ltr %w3"
+			 :
+			 : "m"(p), "i"(SEL_CODE), "i"(SEL_DATA), "r"(SEL_TSS)
+			 : "rax", "memory");
+}
+
+static void idt_init(void)
+{
+	for (int v = 0; v < 256; v++) {
+		uint64_t a = isr_stub_table[v];
+		int on_ist = v == 2 || v == 8 || v == 14 || v == 18; /* NMI, #DF, #PF, #MC */
+		idt[v] = (struct idt_entry){
+			.offset_lo = (uint16_t)a, .selector = SEL_CODE, .ist = on_ist ? 1 : 0,
+			.type = 0x8e, .offset_mid = (uint16_t)(a >> 16), .offset_hi = (uint32_t)(a >> 32),
+		};
+	}
+	struct table_ptr p = { sizeof idt - 1, (uint64_t)idt };
+	__asm__ volatile("lidt %0" : : "m"(p));
+}
+
+/* Remap the 8259 PICs away from the exception vectors, then mask them all:
+ * the kernel uses the local APIC and MSI-X only. */
+static void pic_disable(void)
+{
+	outb(0x20, 0x11);
+	outb(0xa0, 0x11);
+	outb(0x21, 0xe0);
+	outb(0xa1, 0xe8);
+	outb(0x21, 4);
+	outb(0xa1, 2);
+	outb(0x21, 1);
+	outb(0xa1, 1);
+	outb(0x21, 0xff);
+	outb(0xa1, 0xff);
+}
+
+/* start.S turned SSE on; set its control register to the ABI's default. */
+static void sse_defaults(void)
+{
+	uint32_t mxcsr = 0x1f80;
+	__asm__ volatile("ldmxcsr %0" : : "m"(mxcsr));
+}
+
+void cpu_init(void)
+{
+	gdt_init();
+	idt_init();
+	pic_disable();
+	sse_defaults();
+}

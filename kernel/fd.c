@@ -1,0 +1,40 @@
+/*
+ * fd.c: the file-descriptor table. Slots 0-2 hold the console at boot; the
+ * socket layer installs its sockets in the same table, so read(), write(),
+ * close() and poll() take any descriptor.
+ */
+#include <errno.h>
+#include "kernel.h"
+
+struct fd_slot {
+	const struct file_ops *ops; /* NULL: slot free */
+	void *obj;                  /* passed to every op */
+};
+
+static struct fd_slot table[FD_MAX];
+
+int fd_install(const struct file_ops *ops, void *obj)
+{
+	for (int fd = 0; fd < FD_MAX; fd++) {
+		if (!table[fd].ops) {
+			table[fd] = (struct fd_slot){ ops, obj };
+			return fd;
+		}
+	}
+	return -EMFILE;
+}
+
+int fd_lookup(int fd, const struct file_ops **ops, void **obj)
+{
+	if (fd < 0 || fd >= FD_MAX || !table[fd].ops)
+		return -EBADF;
+	*ops = table[fd].ops;
+	*obj = table[fd].obj;
+	return 0;
+}
+
+void fd_release(int fd)
+{
+	if (fd >= 0 && fd < FD_MAX)
+		table[fd] = (struct fd_slot){ 0, 0 };
+}

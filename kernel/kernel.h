@@ -1,0 +1,148 @@
+/*
+ * kernel.h: what the kernel offers to drivers, the network stack and the
+ * application linked with it. One address space, one CPU: physical addresses
+ * are virtual addresses, and nothing here takes locks; code that shares state
+ * with an interrupt handler disables interrupts around it.
+ */
+#ifndef KERNEL_H
+#define KERNEL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- exit statuses the kernel itself uses (the app's own are 0..127) ---- */
+#define KERNEL_PANIC_STATUS 70 /* EX_SOFTWARE: a panic or a fatal exception */
+
+/* ---- console (COM1) -------------------------------------------------------- */
+void console_write(const char *buf, size_t len);
+int console_read(char *buf, size_t len); /* bytes read, 0 if none waiting */
+int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int ksnprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- failure and exit ------------------------------------------------------ */
+__attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
+__attribute__((noreturn)) void kernel_exit(int status);
+void backtrace_print(uint64_t rbp, uint64_t rip);
+
+#ifdef NDEBUG
+#define KASSERT(cond) ((void)0)
+#else
+#define KASSERT(cond) \
+	((cond) ? (void)0 : panic("assertion failed: %s at %s:%d", #cond, __FILE__, __LINE__))
+#endif
+
+/* ---- memory ---------------------------------------------------------------- */
+#define PAGE_SIZE 4096UL
+
+/* n zeroed, physically contiguous pages (for DMA rings); NULL when none are left. */
+void *page_alloc(size_t npages);
+/* Map device memory uncached; returns its virtual address (equal to phys). */
+void *mmio_map(uint64_t phys, size_t len);
+/* Heap break for newlib's malloc; (void *)-1 and errno ENOMEM when exhausted. */
+void *kernel_sbrk(intptr_t incr);
+
+struct mem_stats {
+	uint64_t ram_bytes;       /* usable RAM the firmware reported */
+	uint64_t heap_bytes;      /* heap break - heap start */
+	uint64_t heap_limit;      /* most the heap can grow to now */
+	uint64_t pages_allocated; /* by page_alloc */
+};
+void mem_get_stats(struct mem_stats *st);
+
+/* ---- time ------------------------------------------------------------------ */
+#define NSEC_PER_SEC 1000000000ULL
+
+uint64_t clock_ns(void);          /* monotonic nanoseconds since boot */
+uint64_t clock_realtime_ns(void); /* nanoseconds since the Unix epoch (from the RTC) */
+uint64_t clock_tsc_hz(void);
+
+/*
+ * One-shot timers. A timer's callback runs in thread context (from a wait loop,
+ * never from the interrupt handler), so it may call anything.
+ */
+struct timer {
+	uint64_t deadline;              /* clock_ns() value when it is due */
+	void (*fn)(struct timer *t);    /* run once when due */
+	int heap_index;                 /* position in the timer heap; -1 when idle */
+};
+void timer_init(struct timer *t, void (*fn)(struct timer *t));
+void timer_start(struct timer *t, uint64_t deadline_ns); /* (re)arms it */
+void timer_cancel(struct timer *t);
+bool timer_pending(const struct timer *t);
+uint64_t timer_next_deadline(void); /* earliest pending deadline, UINT64_MAX if none */
+int timer_run_expired(void);        /* runs due callbacks; returns how many ran */
+
+/*
+ * Park the CPU until an interrupt arrives or `deadline_ns` passes (UINT64_MAX:
+ * only an interrupt). Programs the LAPIC one-shot timer for the deadline
+ * (skipping the reload if it already holds it) and halts with interrupts on.
+ * Returns immediately if `*wake_flag` is set (pass NULL for none); the flag is
+ * checked with interrupts off, so a wake-up between check and halt is not lost.
+ */
+void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag);
+/* Sleep until the deadline, running expired timers meanwhile. */
+void sleep_until(uint64_t deadline_ns);
+
+/* ---- interrupts ------------------------------------------------------------ */
+typedef void (*irq_handler_t)(void *arg);
+/* A free interrupt vector bound to handler(arg), or -1. Handlers run with
+ * interrupts off and must be short: set a flag, record work; the EOI is ours. */
+int irq_alloc(irq_handler_t handler, void *arg);
+uint32_t lapic_id(void);
+
+/* ---- PCI ------------------------------------------------------------------- */
+struct pci_dev {
+	uint8_t bus, dev, fn;     /* configuration-space address */
+	uint16_t vendor, device;  /* IDs */
+	uint8_t class, subclass;  /* class code */
+	uint16_t subsys_device;   /* subsystem ID (virtio: the device type) */
+	uint8_t msix_cap;         /* offset of the MSI-X capability, 0 if none */
+	uint16_t msix_size;       /* MSI-X table entries */
+	volatile uint32_t *msix_table; /* mapped MSI-X table, once enabled */
+};
+
+void pci_init(int verbose); /* boot: enumerate, print the devices if verbose */
+int pci_count(void);
+struct pci_dev *pci_get(int i);
+struct pci_dev *pci_find(uint16_t vendor, uint16_t device, int nth);
+uint32_t pci_read32(const struct pci_dev *d, uint8_t off);
+uint16_t pci_read16(const struct pci_dev *d, uint8_t off);
+uint8_t pci_read8(const struct pci_dev *d, uint8_t off);
+void pci_write32(const struct pci_dev *d, uint8_t off, uint32_t v);
+void pci_write16(const struct pci_dev *d, uint8_t off, uint16_t v);
+/* Offset of the first capability with `id` after offset `after` (0: from the start), or 0. */
+uint8_t pci_find_cap(const struct pci_dev *d, uint8_t id, uint8_t after);
+/* Base address and size of BAR n (memory BARs, 64-bit aware); 0 if absent or I/O. */
+uint64_t pci_bar(const struct pci_dev *d, int n, uint64_t *size);
+void pci_enable_bus_master(const struct pci_dev *d);
+/* MSI-X: enable with every entry masked; route entry -> vector on this CPU; mask/unmask. */
+int pci_msix_enable(struct pci_dev *d);
+void pci_msix_route(struct pci_dev *d, int entry, int vector);
+void pci_msix_mask(struct pci_dev *d, int entry, bool masked);
+
+/* ---- file descriptors ------------------------------------------------------
+ * One table for the console and, later, sockets. A file is an object and the
+ * operations on it; an operation left NULL fails with the errno Linux gives. */
+struct stat;
+struct file_ops {
+	long (*read)(void *obj, void *buf, size_t len);        /* bytes, or -errno */
+	long (*write)(void *obj, const void *buf, size_t len); /* bytes, or -errno */
+	int (*close)(void *obj);                               /* 0 or -errno */
+	int (*fstat)(void *obj, struct stat *st);              /* 0 or -errno */
+	int isatty;                                            /* a terminal? */
+};
+#define FD_MAX 2048
+int fd_install(const struct file_ops *ops, void *obj); /* lowest free fd, or -EMFILE */
+int fd_lookup(int fd, const struct file_ops **ops, void **obj); /* 0 or -EBADF */
+void fd_release(int fd);
+
+/* ---- command line ---------------------------------------------------------- */
+/* The value of kernel option `key` (from `key=value` before `--`), "" for a bare
+ * flag, NULL when absent. */
+const char *kernel_option(const char *key);
+long kernel_option_long(const char *key, long dflt);
+
+#endif

@@ -1,0 +1,21 @@
+# kernel.mk: the kernel library every image links with.
+
+KERNEL_SRCS := kernel/start.S kernel/isr.S kernel/main.c kernel/cpu.c kernel/trap.c \
+               kernel/symbols.c kernel/console.c kernel/memmap.c kernel/mem.c \
+               kernel/clock.c kernel/lapic.c kernel/timerq.c kernel/timer.c \
+               kernel/pci.c kernel/cmdline.c kernel/fd.c kernel/syscalls.c kernel/stats.c
+KERNEL_OBJS := $(KERNEL_SRCS:%=$(BUILD)/%.o)
+KERNEL_LIB  := $(BUILD)/kernel/libkernel.a
+
+$(BUILD)/kernel/%.c.o: kernel/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
+	@mkdir -p $(@D)
+	$(KCC) $(KERNEL_CFLAGS) -c -o $@ $<
+$(BUILD)/kernel/%.S.o: kernel/%.S mk/toolchain.mk | $(NEWLIB_STAMP)
+	@mkdir -p $(@D)
+	$(KCC) $(KERNEL_CFLAGS) -c -o $@ $<
+
+$(KERNEL_LIB): $(KERNEL_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+-include $(KERNEL_OBJS:.o=.d)

@@ -1,0 +1,67 @@
+/*
+ * lapic.c: the local APIC: enabled in xAPIC (MMIO) mode, spurious vector set,
+ * end-of-interrupt, and its timer in one-shot mode, calibrated against the TSC.
+ */
+#include "arch.h"
+#include "clock.h"
+#include "cpu.h"
+#include "kernel.h"
+
+#define MSR_APIC_BASE   0x1b
+#define APIC_ENABLE     (1ULL << 11)
+#define REG_ID          0x020
+#define REG_TPR         0x080
+#define REG_EOI         0x0b0
+#define REG_SVR         0x0f0
+#define REG_LVT_TIMER   0x320
+#define REG_TIMER_INIT  0x380
+#define REG_TIMER_COUNT 0x390
+#define REG_TIMER_DIV   0x3e0
+#define LVT_MASKED      (1u << 16)
+#define DIV_BY_16       0x3
+
+static volatile uint32_t *lapic;
+static uint64_t timer_hz; /* LAPIC timer ticks per second after the divider */
+
+static inline uint32_t rd(uint32_t reg) { return lapic[reg / 4]; }
+static inline void wr(uint32_t reg, uint32_t v) { lapic[reg / 4] = v; }
+
+uint32_t lapic_id(void) { return rd(REG_ID) >> 24; }
+void lapic_eoi(void) { wr(REG_EOI, 0); }
+uint64_t lapic_timer_hz(void) { return timer_hz; }
+
+void lapic_init(void)
+{
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+	wrmsr(MSR_APIC_BASE, base | APIC_ENABLE);
+	lapic = mmio_map(base & ~0xfffULL, 4096);
+	wr(REG_TPR, 0);
+	wr(REG_SVR, 0x100 | IRQ_VECTOR_SPURIOUS);
+
+	/* Count down from the maximum for ~5 ms of TSC time. */
+	wr(REG_TIMER_DIV, DIV_BY_16);
+	wr(REG_LVT_TIMER, LVT_MASKED | IRQ_VECTOR_TIMER);
+	uint64_t tsc_hz = clock_tsc_hz(), t0 = rdtsc();
+	wr(REG_TIMER_INIT, 0xffffffff);
+	while (rdtsc() - t0 < tsc_hz / 200)
+		cpu_relax();
+	uint32_t elapsed = 0xffffffff - rd(REG_TIMER_COUNT);
+	uint64_t tsc_elapsed = rdtsc() - t0;
+	wr(REG_TIMER_INIT, 0);
+	timer_hz = (uint64_t)elapsed * tsc_hz / tsc_elapsed;
+	if (timer_hz == 0)
+		panic("LAPIC timer does not count");
+	wr(REG_LVT_TIMER, IRQ_VECTOR_TIMER); /* one-shot, unmasked */
+}
+
+void lapic_timer_arm(uint64_t deadline_ns)
+{
+	uint64_t now = clock_ns();
+	uint64_t delta = deadline_ns > now ? deadline_ns - now : 0;
+	uint64_t ticks = (uint64_t)(((unsigned __int128)delta * timer_hz) / NSEC_PER_SEC);
+	if (ticks == 0)
+		ticks = 1;
+	if (ticks > 0xffffffff)
+		ticks = 0xffffffff; /* fires early; the waiter re-arms */
+	wr(REG_TIMER_INIT, (uint32_t)ticks);
+}

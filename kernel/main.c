@@ -1,0 +1,82 @@
+/*
+ * main.c: the kernel's boot sequence, from the loader's hand-over to the
+ * application's main(). Order matters: the CPU tables first (so faults are
+ * reported), then memory (everything else allocates), time, the LAPIC
+ * (interrupts), PCI, and the command line that becomes argv.
+ */
+#include <stdlib.h>
+#include "cmdline.h"
+#include "clock.h"
+#include "cpu.h"
+#include "kernel.h"
+#include "mem.h"
+#include "symbols.h"
+
+#define EX_USAGE 64
+
+extern int main(int argc, char **argv, char **envp);
+extern const char app_name[];  /* generated per image by the build */
+extern char **environ;
+void console_files_init(void);
+void kernel_main(const struct bootinfo *bi);
+
+static struct cmdline cmdline;
+
+const char *kernel_option(const char *key)
+{
+	return cmdline_get(&cmdline, key);
+}
+
+long kernel_option_long(const char *key, long dflt)
+{
+	const char *v = kernel_option(key);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	long n = strtol(v, &end, 0);
+	return *end ? dflt : n;
+}
+
+/* Constructors of the app and libraries (this newlib has no __libc_init_array). */
+static void run_constructors(void)
+{
+	extern void (*__preinit_array_start[])(void), (*__preinit_array_end[])(void);
+	extern void (*__init_array_start[])(void), (*__init_array_end[])(void);
+	for (void (**f)(void) = __preinit_array_start; f < __preinit_array_end; f++)
+		(*f)();
+	for (void (**f)(void) = __init_array_start; f < __init_array_end; f++)
+		(*f)();
+}
+
+void kernel_main(const struct bootinfo *bi)
+{
+	if (bi->magic != BOOTINFO_MAGIC || bi->version != BOOTINFO_VERSION) {
+		kprintf("kernel: started without a valid bootinfo record\n");
+		kernel_exit(KERNEL_PANIC_STATUS);
+	}
+	cpu_init();
+	symbols_init((const void *)bi->image_base, bi->image_size);
+	mem_init(bi);
+	clock_init(bi->tsc_at_entry);
+	lapic_init();
+	__asm__ volatile("sti");
+
+	const char *why;
+	if (cmdline_parse(&cmdline, bi->cmdline, app_name, &why) < 0) {
+		kprintf("kernel: bad command line: %s\n", why);
+		kernel_exit(EX_USAGE);
+	}
+	int verbose = kernel_option("verbose") != NULL;
+	pci_init(verbose);
+	console_files_init();
+	if (verbose) {
+		struct mem_stats m;
+		mem_get_stats(&m);
+		kprintf("kernel: %lu MiB RAM, heap up to %lu MiB, TSC %lu MHz, booted in %lu us\n",
+			m.ram_bytes >> 20, m.heap_limit >> 20, clock_tsc_hz() / 1000000,
+			clock_ns() / 1000);
+	}
+
+	run_constructors();
+	exit(main(cmdline.argc, cmdline.argv, environ));
+}

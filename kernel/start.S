@@ -1,0 +1,31 @@
+/*
+ * start.S: the image's entry point. The loader jumps here in long mode, on its
+ * own page tables and stack, with the bootinfo record in %rdi. We enable SSE
+ * (compiled C may use it from its first instruction), move to the kernel's
+ * boot stack and call kernel_main(bootinfo), which never returns.
+ */
+	.section .text.start, "ax"
+	.globl _start
+	.type _start, @function
+_start:
+	cli
+	movq %cr0, %rax
+	andq $~(1 << 2), %rax       /* EM off: no x87 emulation */
+	orq $(1 << 1), %rax         /* MP on */
+	movq %rax, %cr0
+	movq %cr4, %rax
+	orq $((1 << 9) | (1 << 10)), %rax /* OSFXSR, OSXMMEXCPT */
+	movq %rax, %cr4
+	fninit
+	leaq boot_stack_top(%rip), %rsp
+	xorl %ebp, %ebp             /* ends the backtrace's frame chain */
+	call kernel_main
+1:	hlt
+	jmp 1b
+
+	.section .bss
+	.balign 4096
+	.globl boot_stack_bottom
+boot_stack_bottom:
+	.skip 256 * 1024
+boot_stack_top:

@@ -1,0 +1,104 @@
+/*
+ * timer.c: kernel timers and parking. Timers live in a heap (timerq.c); their
+ * callbacks run from wait loops in thread context. The LAPIC one-shot timer is
+ * programmed only for the earliest deadline a parked CPU waits for, and not
+ * reprogrammed when it already holds that deadline (a needless MMIO write that
+ * costs a VM exit under KVM and an emulated access under TCG).
+ */
+#include "arch.h"
+#include "clock.h"
+#include "cpu.h"
+#include "kernel.h"
+#include "stats.h"
+#include "timerq.h"
+
+#define MAX_TIMERS 1024
+
+static struct timer *timer_storage[MAX_TIMERS];
+static struct timerq queue = { timer_storage, 0, MAX_TIMERS };
+static volatile uint64_t armed_deadline; /* what the LAPIC holds; 0: nothing */
+
+void timer_init(struct timer *t, void (*fn)(struct timer *t))
+{
+	t->deadline = 0;
+	t->fn = fn;
+	t->heap_index = -1;
+}
+
+void timer_start(struct timer *t, uint64_t deadline_ns)
+{
+	timerq_remove(&queue, t);
+	t->deadline = deadline_ns;
+	if (timerq_add(&queue, t) < 0)
+		panic("more than %d timers pending", MAX_TIMERS);
+	KASSERT(timerq_valid(&queue));
+}
+
+void timer_cancel(struct timer *t) { timerq_remove(&queue, t); }
+bool timer_pending(const struct timer *t) { return t->heap_index >= 0; }
+
+uint64_t timer_next_deadline(void)
+{
+	struct timer *t = timerq_peek(&queue);
+	return t ? t->deadline : UINT64_MAX;
+}
+
+int timer_run_expired(void)
+{
+	int ran = 0;
+	uint64_t now = clock_ns();
+	struct timer *t;
+	while ((t = timerq_peek(&queue)) && t->deadline <= now) {
+		timerq_pop(&queue);
+		t->fn(t);
+		ran++;
+	}
+	stats.timers_run += (uint64_t)ran;
+	return ran;
+}
+
+void timer_interrupt(void)
+{
+	stats.timer_interrupts++;
+	armed_deadline = 0;
+}
+
+static void arm(uint64_t deadline)
+{
+	if (deadline == armed_deadline) {
+		stats.timer_reloads_skipped++;
+		return;
+	}
+	armed_deadline = deadline;
+	stats.timer_reloads++;
+	lapic_timer_arm(deadline);
+}
+
+void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
+{
+	irq_disable();
+	if (wake_flag && *wake_flag) {
+		irq_enable();
+		return;
+	}
+	uint64_t next = timer_next_deadline();
+	uint64_t deadline = next < deadline_ns ? next : deadline_ns;
+	if (deadline != UINT64_MAX) {
+		if (clock_ns() >= deadline) {
+			irq_enable();
+			return;
+		}
+		arm(deadline);
+	}
+	stats.parks++;
+	irq_enable_and_halt();
+}
+
+void sleep_until(uint64_t deadline_ns)
+{
+	while (clock_ns() < deadline_ns) {
+		timer_run_expired();
+		cpu_park(deadline_ns, NULL);
+	}
+	timer_run_expired();
+}

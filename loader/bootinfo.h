@@ -1,0 +1,51 @@
+/*
+ * bootinfo.h: the record the loader hands to the kernel image.
+ *
+ * The loader fills one `struct bootinfo` in its own memory and jumps to the
+ * image's entry point with its address in %rdi. Everything in it is plain data
+ * (no pointers into multiboot structures), so the kernel can use it after it has
+ * replaced the loader's page tables. Shared by loader/ and kernel/; this is the
+ * ABI between them, so bump BOOTINFO_VERSION on any change.
+ */
+#ifndef BOOTINFO_H
+#define BOOTINFO_H
+
+#include <stdint.h>
+
+#define BOOTINFO_MAGIC   0x554b424f4f54ULL /* "UKBOOT" */
+#define BOOTINFO_VERSION 1
+#define BOOTINFO_MAX_MEM 64   /* memory-map entries kept */
+#define BOOTINFO_CMDLINE 4096 /* bytes of command line kept, NUL included */
+
+/* Memory-map entry types (the multiboot / e820 numbering). */
+enum {
+	MEM_USABLE = 1,   /* RAM the kernel may use */
+	MEM_RESERVED = 2, /* firmware, MMIO holes: never touch */
+	MEM_ACPI = 3,     /* ACPI tables, reclaimable after reading them */
+	MEM_NVS = 4,      /* ACPI non-volatile storage */
+	MEM_BAD = 5,      /* defective RAM */
+};
+
+struct mem_range {
+	uint64_t base; /* physical start address */
+	uint64_t len;  /* length in bytes */
+	uint32_t type; /* MEM_* */
+	uint32_t pad;  /* keeps the entry 24 bytes on both sides */
+};
+
+struct bootinfo {
+	uint64_t magic;        /* BOOTINFO_MAGIC */
+	uint32_t version;      /* BOOTINFO_VERSION */
+	uint32_t nmem;         /* valid entries in mem[] */
+	struct mem_range mem[BOOTINFO_MAX_MEM]; /* the firmware's map, as given */
+	uint64_t image_base;   /* where the ELF file of the image lies (for symbols) */
+	uint64_t image_size;   /* its length in bytes */
+	uint64_t load_start;   /* lowest address the image's segments occupy */
+	uint64_t load_end;     /* end of the highest segment (after .bss) */
+	uint64_t loader_start; /* the loader's own memory, bootinfo included */
+	uint64_t loader_end;
+	uint64_t tsc_at_entry; /* TSC when the loader started, for boot timing */
+	char cmdline[BOOTINFO_CMDLINE]; /* QEMU -append, NUL-terminated */
+};
+
+#endif

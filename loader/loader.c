@@ -1,0 +1,204 @@
+/*
+ * loader.c: the 64-bit part of the loader. It reads the multiboot record,
+ * validates the application image (multiboot module 0, an ELF64 executable),
+ * copies its segments into place, fills the bootinfo record and jumps to the
+ * image's entry point. A bad image ends QEMU with a one-line reason on the
+ * serial console and exit status LOADER_BAD_IMAGE, never a triple fault.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include "bootinfo.h"
+#include "elf64.h"
+#include "image.h"
+#include "multiboot.h"
+
+#define COM1             0x3f8
+#define DEBUG_EXIT_PORT  0xf4
+#define LOADER_BAD_IMAGE 65 /* EX_DATAERR; qemu-run reports it as the exit status */
+
+extern char __loader_start[], __loader_end[];
+static struct bootinfo bootinfo;
+
+static inline void outb(uint16_t port, uint8_t v)
+{
+	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline uint8_t inb(uint16_t port)
+{
+	uint8_t v;
+	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static void putc_serial(char c)
+{
+	while (!(inb(COM1 + 5) & 0x20))
+		;
+	outb(COM1, (uint8_t)c);
+}
+
+static void puts_serial(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\n')
+			putc_serial('\r');
+		putc_serial(*s);
+	}
+}
+
+static void put_hex(uint64_t v)
+{
+	char buf[19] = "0x";
+	for (int i = 0; i < 16; i++)
+		buf[2 + i] = "0123456789abcdef"[(v >> (60 - 4 * i)) & 0xf];
+	buf[18] = 0;
+	puts_serial(buf);
+}
+
+static void serial_init(void)
+{
+	outb(COM1 + 1, 0x00); /* no interrupts */
+	outb(COM1 + 3, 0x80); /* DLAB: set divisor */
+	outb(COM1 + 0, 0x01); /* 115200 baud */
+	outb(COM1 + 1, 0x00);
+	outb(COM1 + 3, 0x03); /* 8N1 */
+	outb(COM1 + 2, 0xc7); /* FIFO on */
+}
+
+static __attribute__((noreturn)) void fail(const char *why)
+{
+	puts_serial("loader: error: ");
+	puts_serial(why);
+	puts_serial("\n");
+	outb(DEBUG_EXIT_PORT, LOADER_BAD_IMAGE);
+	for (;;)
+		__asm__ volatile("cli; hlt");
+}
+
+/* The compiler may emit calls to these for struct copies and loops. */
+void *memcpy(void *dst, const void *src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+	while (n--)
+		*d++ = *s++;
+	return dst;
+}
+
+void *memmove(void *dst, const void *src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+	if (d < s || d >= s + n)
+		return memcpy(dst, src, n);
+	while (n--)
+		d[n] = s[n];
+	return dst;
+}
+
+void *memset(void *dst, int c, size_t n)
+{
+	unsigned char *d = dst;
+	while (n--)
+		*d++ = (unsigned char)c;
+	return dst;
+}
+
+static void copy_memory_map(const struct multiboot_info *mbi)
+{
+	if (!(mbi->flags & MBI_MMAP))
+		fail("no memory map from the boot firmware");
+	uint64_t p = mbi->mmap_addr, end = (uint64_t)mbi->mmap_addr + mbi->mmap_length;
+	while (p + sizeof(struct multiboot_mmap) <= end && bootinfo.nmem < BOOTINFO_MAX_MEM) {
+		const struct multiboot_mmap *m = (const void *)p;
+		bootinfo.mem[bootinfo.nmem++] =
+			(struct mem_range){ .base = m->addr, .len = m->len, .type = m->type };
+		p += (uint64_t)m->size + 4;
+	}
+}
+
+static void copy_cmdline(const struct multiboot_info *mbi)
+{
+	if (!(mbi->flags & MBI_CMDLINE))
+		return;
+	const char *s = (const char *)(uint64_t)mbi->cmdline;
+	size_t i = 0;
+	for (; s[i] && i < BOOTINFO_CMDLINE - 1; i++)
+		bootinfo.cmdline[i] = s[i];
+	bootinfo.cmdline[i] = 0;
+	if (s[i])
+		fail("kernel command line longer than 4095 bytes");
+}
+
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+void loader_main(uint32_t magic, uint32_t mbi_addr)
+{
+	uint64_t tsc = rdtsc();
+	serial_init();
+	if (magic != MULTIBOOT_BOOTLOADER_MAGIC)
+		fail("not started by a multiboot loader");
+	const struct multiboot_info *mbi = (const void *)(uint64_t)mbi_addr;
+
+	bootinfo.magic = BOOTINFO_MAGIC;
+	bootinfo.version = BOOTINFO_VERSION;
+	bootinfo.tsc_at_entry = tsc;
+	bootinfo.loader_start = (uint64_t)__loader_start;
+	bootinfo.loader_end = (uint64_t)__loader_end;
+	copy_memory_map(mbi);
+	copy_cmdline(mbi);
+
+	if (!(mbi->flags & MBI_MODS) || mbi->mods_count < 1)
+		fail("no application image (pass one with -initrd)");
+	const struct multiboot_module *mod = (const void *)(uint64_t)mbi->mods_addr;
+	uint64_t mod_start = mod->mod_start, mod_size = mod->mod_end - mod->mod_start;
+	if (mod->mod_end < mod->mod_start)
+		fail("application image has a negative size");
+
+	/* Segments stay clear of low memory (BIOS, real-mode structures) and of us. */
+	const struct addr_range avoid[] = {
+		{ 0, 0x100000 },
+		{ bootinfo.loader_start, bootinfo.loader_end },
+	};
+	struct image_plan plan;
+	const char *why = image_plan((const void *)mod_start, mod_size, bootinfo.mem,
+				     (int)bootinfo.nmem, avoid, 2, &plan);
+	if (why)
+		fail(why);
+
+	uint64_t home = image_module_home(mod_start, mod_size, &plan, bootinfo.mem, (int)bootinfo.nmem);
+	if (home == 0)
+		fail("no room to move the image file out of its own load area");
+	if (home != mod_start) {
+		memmove((void *)home, (const void *)mod_start, mod_size);
+		mod_start = home;
+	}
+	for (int i = 0; i < plan.nseg; i++) {
+		const struct image_segment *s = &plan.seg[i];
+		memcpy((void *)s->paddr, (const char *)mod_start + s->offset, s->filesz);
+		memset((char *)s->paddr + s->filesz, 0, s->memsz - s->filesz);
+	}
+	bootinfo.image_base = mod_start;
+	bootinfo.image_size = mod_size;
+	bootinfo.load_start = plan.start;
+	bootinfo.load_end = plan.end;
+
+	{
+		puts_serial("loader: image ");
+		put_hex(plan.start);
+		puts_serial("-");
+		put_hex(plan.end);
+		puts_serial(" entry ");
+		put_hex(plan.entry);
+		puts_serial("\n");
+	}
+	void (*entry)(struct bootinfo *) = (void (*)(struct bootinfo *))plan.entry;
+	entry(&bootinfo);
+	fail("the image returned to the loader");
+}

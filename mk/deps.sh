@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# deps.sh: install and fetch what the build needs, idempotently.
+#
+#   mk/deps.sh packages   Debian packages (apt-get, only those missing)
+#   mk/deps.sh lwip       lwIP 2.1.3 source from Debian's `lwip` source package
+#   mk/deps.sh newlib     newlib 3.3.0 from `newlib-source`, built for bare-metal x86_64
+#   mk/deps.sh linux      Debian's linux-image-amd64, downloaded and unpacked (not installed)
+#   mk/deps.sh all        all of the above
+#
+# Everything third-party lands under $DEPS (default: deps/, ignored by git).
+# Each step leaves a stamp file; a second run with the stamp present does nothing.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DEPS=${DEPS:-$ROOT/deps}
+mkdir -p "$DEPS"
+
+PACKAGES="gcc make binutils qemu-system-x86 apache2-utils libcmocka-dev newlib-source \
+cpio xz-utils gzip curl iproute2 gnuplot-nox procps gdb dpkg-dev"
+
+log() { echo "deps: $*" >&2; }
+
+apt_ready=0
+apt_update_once() {
+	[ $apt_ready = 1 ] && return
+	log "apt-get update"
+	apt-get update -qq
+	apt_ready=1
+}
+
+need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		log "missing packages ($*) and not root: install them, or run as root"
+		exit 1
+	fi
+}
+
+packages() {
+	local missing=()
+	for p in $PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	[ ${#missing[@]} = 0 ] && return
+	need_root "${missing[*]}"
+	apt_update_once
+	log "installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# A private apt configuration with deb-src entries, so `apt-get source` works
+# without touching the system's own source lists.
+private_apt_src() {
+	local dir=$DEPS/apt
+	mkdir -p "$dir/lists/partial" "$dir/archives/partial"
+	if [ ! -f "$dir/sources.list" ]; then
+		local f
+		: >"$dir/sources.list.tmp"
+		for f in /etc/apt/sources.list.d/*.sources; do
+			[ -f "$f" ] || continue
+			sed -e 's/^Types:.*/Types: deb-src/' "$f" >>"$dir/sources.list.tmp"
+			echo >>"$dir/sources.list.tmp"
+		done
+		mv "$dir/sources.list.tmp" "$dir/debian-src.sources"
+		: >"$dir/sources.list"
+		if [ -f /etc/apt/sources.list ]; then
+			sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >"$dir/sources.list"
+		fi
+	fi
+	APT_SRC_OPTS=(-o APT::Sandbox::User=root -o "Dir::Etc::sourcelist=$dir/sources.list"
+		-o "Dir::Etc::sourceparts=$dir"
+		-o "Dir::State::lists=$dir/lists"
+		-o "Dir::Cache::archives=$dir/archives")
+	if [ ! -f "$dir/updated" ]; then
+		log "apt-get update (private deb-src lists)"
+		apt-get "${APT_SRC_OPTS[@]}" update -qq
+		touch "$dir/updated"
+	fi
+}
+
+lwip() {
+	[ -f "$DEPS/lwip/.stamp" ] && return
+	private_apt_src
+	local work=$DEPS/lwip-src
+	rm -rf "$work" && mkdir -p "$work"
+	log "fetching lwip source package"
+	(cd "$work" && apt-get "${APT_SRC_OPTS[@]}" source --download-only -qq lwip >/dev/null)
+	local tarball
+	tarball=$(ls "$work"/lwip_*.orig.tar.* | head -n1)
+	rm -rf "$DEPS/lwip"
+	mkdir -p "$DEPS/lwip"
+	tar -xf "$tarball" -C "$DEPS/lwip" --strip-components=1
+	grep -q '"2.1.3"' "$DEPS/lwip/src/include/lwip/init.h" ||
+		grep -q 'LWIP_VERSION_REVISION *3' "$DEPS/lwip/src/include/lwip/init.h" ||
+		{ log "unexpected lwIP version"; exit 1; }
+	rm -rf "$work"
+	touch "$DEPS/lwip/.stamp"
+}
+
+# newlib: configured for x86_64-elf with the host gcc. The flags must match the
+# kernel's: no red zone (interrupts run on the same stack), no PIC, small code
+# model (the image is linked below 2 GiB), no stack protector (there is no TLS
+# canary before the kernel sets one up).
+NEWLIB_CFLAGS="-ffreestanding -mno-red-zone -fno-pic -fno-pie -mcmodel=small -fno-stack-protector -fno-omit-frame-pointer -g -O2"
+
+newlib() {
+	[ -f "$DEPS/newlib/.stamp" ] && return
+	local tarball=/usr/src/newlib/newlib-3.3.0.tar.xz
+	[ -f "$tarball" ] || { log "$tarball missing (package newlib-source)"; exit 1; }
+	local src=$DEPS/newlib-src build=$DEPS/newlib-build
+	rm -rf "$src" "$build" "$DEPS/newlib"
+	mkdir -p "$src" "$build"
+	log "unpacking newlib 3.3.0"
+	tar -xf "$tarball" -C "$src" --strip-components=1
+	log "building newlib (about a minute)"
+	(cd "$build" && "$src/configure" --target=x86_64-elf --prefix="$DEPS/newlib" \
+		--disable-multilib --disable-newlib-supplied-syscalls \
+		--enable-newlib-reent-small --disable-nls \
+		CC_FOR_TARGET="gcc $NEWLIB_CFLAGS" CFLAGS_FOR_TARGET="$NEWLIB_CFLAGS" \
+		AR_FOR_TARGET=ar RANLIB_FOR_TARGET=ranlib AS_FOR_TARGET=as \
+		LD_FOR_TARGET=ld NM_FOR_TARGET=nm >"$build/configure.log" 2>&1 &&
+		make -j"$(nproc)" all-target-newlib >"$build/make.log" 2>&1 &&
+		make install-target-newlib >"$build/install.log" 2>&1) ||
+		{ log "newlib build failed, see $build/*.log"; exit 1; }
+	rm -rf "$src" "$build"
+	touch "$DEPS/newlib/.stamp"
+}
+
+linux() {
+	[ -f "$DEPS/linux/.stamp" ] && return
+	local work=$DEPS/linux-dl
+	rm -rf "$work" "$DEPS/linux" && mkdir -p "$work" "$DEPS/linux"
+	apt_update_once
+	local meta image
+	meta=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -n1)
+	[ -n "$meta" ] || { log "cannot resolve linux-image-amd64"; exit 1; }
+	log "downloading $meta"
+	(cd "$work" && apt-get download -qq "$meta" >/dev/null)
+	image=$(ls "$work"/linux-image-*.deb | head -n1)
+	dpkg-deb -x "$image" "$DEPS/linux/root"
+	echo "$meta" >"$DEPS/linux/package"
+	rm -rf "$work"
+	touch "$DEPS/linux/.stamp"
+}
+
+case "${1:-all}" in
+packages) packages ;;
+lwip) lwip ;;
+newlib) newlib ;;
+linux) linux ;;
+all) packages; lwip; newlib ;;
+*) echo "usage: $0 packages|lwip|newlib|linux|all" >&2; exit 2 ;;
+esac
