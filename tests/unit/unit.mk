@@ -4,3 +4,15 @@
 # httpd's request parser and response builder (issue 4)
 UNIT_TESTS += http
 UNIT_SRCS_http := apps/httpd/http.c
+
+UNIT_TESTS += cmdline
+UNIT_SRCS_cmdline := kernel/cmdline.c
+
+UNIT_TESTS += image
+UNIT_SRCS_image := loader/image.c
+
+UNIT_TESTS += memmap
+UNIT_SRCS_memmap := kernel/memmap.c
+
+UNIT_TESTS += timerq
+UNIT_SRCS_timerq := kernel/timerq.c
