@@ -1,0 +1,63 @@
+# guests.sh: the table of guests the benchmark knows how to boot (sourced).
+#
+# A guest spec is one of
+#   linux            the Linux guest (build/linux/vmlinuz + initrd.img)
+#   native           the same httpd run on the host: no VM, the ceiling
+#   uk:IMAGE         a unikernel app image, booted by the loader
+#   NAME=uk:IMAGE    the same, reported under NAME
+#   NAME=linux:KERNEL:INITRD   another Linux kernel/initramfs pair
+# guest_resolve SPEC sets
+#   GUEST_NAME       the name in results (letters, digits, - _ . only)
+#   GUEST_KIND       native | qemu
+#   GUEST_KERNEL     qemu-run's KERNEL argument
+#   GUEST_INITRD     qemu-run's second argument (initramfs, or the app image)
+#   GUEST_PREFIX     command-line words before the network options
+#   GUEST_BYTES      image size: kernel plus initramfs/app, or the httpd binary
+# and returns 1 with a message when the spec is bad or its files are missing.
+# The network options (ip= gw= mask=) and `-- app args` are added by the
+# caller: the unikernel and the Linux guest read the same convention.
+
+BENCH_BUILD=${BUILD:-build}
+LOADER=${LOADER:-$BENCH_BUILD/loader/loader.elf}
+
+guest_resolve() {
+	local spec=$1 name kind rest
+	GUEST_NAME="" GUEST_KIND="" GUEST_KERNEL="" GUEST_INITRD="" GUEST_PREFIX="" GUEST_BYTES=0
+	name=${spec%%=*}
+	if [ "$name" = "$spec" ]; then
+		case "$spec" in
+		uk:*) name=$(basename "${spec#uk:}" .elf) ;;
+		*) name=$spec ;;
+		esac
+		rest=$spec
+	else
+		rest=${spec#*=}
+	fi
+	case "$name" in
+	"" | *[!A-Za-z0-9._-]*) echo "bench: bad guest name in '$spec'" >&2; return 1 ;;
+	esac
+	GUEST_NAME=$name
+	case "$rest" in
+	native)
+		GUEST_KIND=native
+		GUEST_KERNEL=$BENCH_BUILD/host/httpd ;;
+	linux)
+		GUEST_KIND=qemu
+		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinuz GUEST_INITRD=$BENCH_BUILD/linux/initrd.img
+		GUEST_PREFIX="console=ttyS0 quiet panic=-1" ;;
+	linux:*:*)
+		kind=${rest#linux:}
+		GUEST_KIND=qemu
+		GUEST_KERNEL=${kind%%:*} GUEST_INITRD=${kind#*:}
+		GUEST_PREFIX="console=ttyS0 quiet panic=-1" ;;
+	uk:?*)
+		GUEST_KIND=qemu
+		GUEST_KERNEL=$LOADER GUEST_INITRD=${rest#uk:} ;;
+	*) echo "bench: unknown guest '$spec' (linux, native, uk:IMAGE, NAME=uk:IMAGE)" >&2; return 1 ;;
+	esac
+	local f
+	for f in $GUEST_KERNEL $GUEST_INITRD; do
+		[ -f "$f" ] || { echo "bench: guest $GUEST_NAME: $f missing" >&2; return 1; }
+		GUEST_BYTES=$((GUEST_BYTES + $(stat -c %s "$f")))
+	done
+}

@@ -1,0 +1,285 @@
+/*
+ * init.c: PID 1 of the Linux guest. It makes a Debian kernel behave like the
+ * unikernel from the outside, so the benchmark treats both alike:
+ *
+ *   - the same command line: `ip=A gw=G mask=M -- APP-ARGS` (key=value kernel
+ *     options before `--`, the app's argv after it), read from /proc/cmdline;
+ *   - loads the virtio modules listed in /lib/modules/load-order (in Debian's
+ *     kernel virtio is modular), waits for eth0 and configures it statically;
+ *   - runs /bin/httpd with APP-ARGS and, when it exits with status N, ends QEMU
+ *     through the isa-debug-exit device (port 0xf4), which makes QEMU exit
+ *     with 2N+1, as the unikernel does, so bench/qemu-run returns N.
+ *
+ * Whatever fails, it reports on the console and ends QEMU (status 100 and
+ * up): a broken guest never hangs the caller. No busybox, no shell.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <net/route.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/io.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define APP_PATH "/bin/httpd"
+#define MODULE_DIR "/lib/modules"
+#define IFACE "eth0"
+#define MAX_ARGS 64
+
+/* Exit statuses of init's own failures (the app's are below 100). */
+enum {
+	EXIT_NO_CMDLINE = 100, /* /proc/cmdline unreadable or malformed */
+	EXIT_MODULE = 101,     /* a module failed to load */
+	EXIT_NO_NIC = 102,     /* eth0 never appeared */
+	EXIT_NET = 103,        /* the address or route was refused */
+	EXIT_EXEC = 104,       /* the app could not be started */
+};
+
+/* The network settings and the app's argv, from the kernel command line. */
+struct boot_config {
+	const char *ip;            /* ip= : the guest's IPv4 address */
+	const char *gw;            /* gw= : default gateway (optional) */
+	const char *mask;          /* mask= : netmask (default 255.255.255.0) */
+	char *argv[MAX_ARGS + 2];  /* APP_PATH, then the words after `--` */
+};
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("init: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* Ends the machine: QEMU's isa-debug-exit, else a power-off. Never returns. */
+static void end_machine(int status)
+{
+	sync();
+	if (ioperm(0xf4, 4, 1) == 0)
+		outb((unsigned char)status, 0xf4);
+	say("isa-debug-exit unavailable (%s); powering off", strerror(errno));
+	reboot(RB_POWER_OFF);
+	for (;;)
+		pause();
+}
+
+static void fail(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("init: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	end_machine(status);
+}
+
+static void mount_basics(void)
+{
+	int fd;
+
+	mkdir("/proc", 0555);
+	mkdir("/dev", 0755);
+	mkdir("/sys", 0555);
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	/* The initramfs has no /dev/console, so the kernel gave us no stdio. */
+	fd = open("/dev/console", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+static void read_cmdline(struct boot_config *cfg)
+{
+	static char line[4096];
+	size_t n, argc = 1;
+	char *tok, *save = NULL;
+	int after_dashes = 0;
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (f == NULL)
+		fail(EXIT_NO_CMDLINE, "cannot read /proc/cmdline: %s", strerror(errno));
+	n = fread(line, 1, sizeof(line) - 1, f);
+	fclose(f);
+	line[n] = '\0';
+
+	cfg->mask = "255.255.255.0";
+	cfg->argv[0] = APP_PATH;
+	for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		if (after_dashes) {
+			if (argc > MAX_ARGS)
+				fail(EXIT_NO_CMDLINE, "more than %d app arguments", MAX_ARGS);
+			cfg->argv[argc++] = tok;
+		} else if (strcmp(tok, "--") == 0) {
+			after_dashes = 1;
+		} else if (strncmp(tok, "ip=", 3) == 0) {
+			cfg->ip = tok + 3;
+		} else if (strncmp(tok, "gw=", 3) == 0) {
+			cfg->gw = tok + 3;
+		} else if (strncmp(tok, "mask=", 5) == 0) {
+			cfg->mask = tok + 5;
+		}
+	}
+	cfg->argv[argc] = NULL;
+}
+
+/* Loads the modules named in MODULE_DIR/load-order, one per line, in order. */
+static void load_modules(void)
+{
+	char name[256], path[512];
+	FILE *order = fopen(MODULE_DIR "/load-order", "r");
+
+	if (order == NULL)
+		return; /* a kernel with virtio built in needs none */
+	while (fgets(name, sizeof(name), order)) {
+		int fd;
+
+		name[strcspn(name, "\r\n")] = '\0';
+		if (name[0] == '\0' || name[0] == '#')
+			continue;
+		snprintf(path, sizeof(path), MODULE_DIR "/%s.ko", name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			fail(EXIT_MODULE, "%s: %s", path, strerror(errno));
+		if (syscall(SYS_finit_module, fd, "", 0) != 0 && errno != EEXIST)
+			fail(EXIT_MODULE, "loading %s: %s", name, strerror(errno));
+		close(fd);
+	}
+	fclose(order);
+}
+
+static void set_addr(int sock, unsigned long req, const char *ifname, const char *addr)
+{
+	struct ifreq ifr;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	sin->sin_family = AF_INET;
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) != 1)
+		fail(EXIT_NET, "not an IPv4 address: %s", addr);
+	if (ioctl(sock, req, &ifr) < 0)
+		fail(EXIT_NET, "%s %s: %s", ifname, addr, strerror(errno));
+}
+
+static void link_up(int sock, const char *ifname)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(sock, SIOCGIFFLAGS, &ifr) < 0)
+		fail(EXIT_NET, "%s flags: %s", ifname, strerror(errno));
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(sock, SIOCSIFFLAGS, &ifr) < 0)
+		fail(EXIT_NET, "%s up: %s", ifname, strerror(errno));
+}
+
+static void set_default_route(int sock, const char *gw)
+{
+	struct rtentry rt;
+	struct sockaddr_in *dst = (struct sockaddr_in *)&rt.rt_dst;
+	struct sockaddr_in *mask = (struct sockaddr_in *)&rt.rt_genmask;
+	struct sockaddr_in *gate = (struct sockaddr_in *)&rt.rt_gateway;
+
+	memset(&rt, 0, sizeof(rt));
+	dst->sin_family = mask->sin_family = gate->sin_family = AF_INET;
+	if (inet_pton(AF_INET, gw, &gate->sin_addr) != 1)
+		fail(EXIT_NET, "not an IPv4 gateway: %s", gw);
+	rt.rt_flags = RTF_UP | RTF_GATEWAY;
+	if (ioctl(sock, SIOCADDRT, &rt) < 0)
+		fail(EXIT_NET, "default route via %s: %s", gw, strerror(errno));
+}
+
+static void configure_network(const struct boot_config *cfg)
+{
+	int tries, sock = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (sock < 0)
+		fail(EXIT_NET, "socket: %s", strerror(errno));
+	link_up(sock, "lo"); /* the kernel gives lo 127.0.0.1 as it comes up */
+	if (cfg->ip == NULL) {
+		say("no ip= on the command line: " IFACE " left down");
+		close(sock);
+		return;
+	}
+	/* virtio_net probes as its module loads, but allow the device a moment. */
+	for (tries = 0; if_nametoindex(IFACE) == 0; tries++) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		if (tries == 250)
+			fail(EXIT_NO_NIC, IFACE " did not appear (no virtio-net device?)");
+		nanosleep(&ts, NULL);
+	}
+	set_addr(sock, SIOCSIFADDR, IFACE, cfg->ip);
+	set_addr(sock, SIOCSIFNETMASK, IFACE, cfg->mask);
+	link_up(sock, IFACE);
+	if (cfg->gw)
+		set_default_route(sock, cfg->gw);
+	close(sock);
+	say(IFACE " %s mask %s gw %s", cfg->ip, cfg->mask, cfg->gw ? cfg->gw : "-");
+}
+
+int main(void)
+{
+	struct boot_config cfg;
+	pid_t app;
+	int status;
+
+	memset(&cfg, 0, sizeof(cfg));
+	mount_basics();
+	read_cmdline(&cfg);
+	load_modules();
+	configure_network(&cfg);
+
+	app = fork();
+	if (app < 0)
+		fail(EXIT_EXEC, "fork: %s", strerror(errno));
+	if (app == 0) {
+		execv(APP_PATH, cfg.argv);
+		say("exec " APP_PATH ": %s", strerror(errno));
+		_exit(127);
+	}
+	/* PID 1 reaps every orphan; only the app's end matters. */
+	for (;;) {
+		pid_t pid = waitpid(-1, &status, 0);
+
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0)
+			fail(EXIT_EXEC, "waitpid: %s", strerror(errno));
+		if (pid == app)
+			break;
+	}
+	if (WIFEXITED(status)) {
+		say(APP_PATH " exited with status %d", WEXITSTATUS(status));
+		end_machine(WEXITSTATUS(status) == 127 ? EXIT_EXEC : WEXITSTATUS(status));
+	}
+	say(APP_PATH " killed by signal %d", WTERMSIG(status));
+	end_machine(EXIT_EXEC);
+	return 0;
+}

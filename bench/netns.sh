@@ -1,0 +1,45 @@
+# netns.sh: a private network namespace with a tap device for QEMU (sourced).
+#
+# Offers:
+#   netns_create NAME     create NAME with lo up and tap device $NETNS_TAP
+#                         holding $NETNS_HOST_IP/24, up
+#   netns_destroy NAME    delete it (and so its tap); quiet if already gone
+#   netns_exec NAME CMD   run CMD inside it
+# QEMU opens the tap from inside the namespace (run it with netns_exec); the
+# guest takes $NETNS_GUEST_IP. Every address used lies in 192.0.2.0/24 (TEST-NET-1)
+# and exists only inside the namespace, so no traffic can leave it.
+# Needs root (CAP_NET_ADMIN) and the ip tool (iproute2).
+
+NETNS_TAP=tap0
+NETNS_HOST_IP=192.0.2.1
+NETNS_GUEST_IP=192.0.2.2
+NETNS_MASK=255.255.255.0
+
+# Whether namespaces can be made here (root, ip, /dev/net/tun).
+netns_usable() {
+	[ "$(id -u)" = 0 ] && command -v ip >/dev/null && [ -c /dev/net/tun ]
+}
+
+netns_create() {
+	local ns=$1
+	ip netns add "$ns" || return 1
+	if ! { ip netns exec "$ns" ip link set lo up &&
+		ip netns exec "$ns" ip tuntap add dev "$NETNS_TAP" mode tap &&
+		ip netns exec "$ns" ip addr add "$NETNS_HOST_IP/24" dev "$NETNS_TAP" &&
+		ip netns exec "$ns" ip link set "$NETNS_TAP" up; }; then
+		ip netns del "$ns" 2>/dev/null
+		return 1
+	fi
+}
+
+netns_destroy() {
+	local ns=$1
+	[ -n "$ns" ] || return 0
+	ip netns del "$ns" 2>/dev/null || true
+}
+
+netns_exec() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" "$@"
+}
