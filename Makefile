@@ -26,7 +26,7 @@ $(PKG_STAMP): mk/deps.sh
 	@mkdir -p $(@D) && touch $@
 $(LWIP_STAMP): | $(PKG_STAMP)
 	mk/deps.sh lwip
-$(NEWLIB_STAMP): | $(PKG_STAMP)
+$(NEWLIB_STAMP): mk/deps.sh | $(PKG_STAMP)
 	mk/deps.sh newlib
 
 .PHONY: deps

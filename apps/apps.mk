@@ -21,7 +21,7 @@ IMAGE_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack -T ker
 
 define app_image
 $(1)_OBJS := $(2:%=$(BUILD)/%.o)
-$(BUILD)/apps/$(1).elf: $$($(1)_OBJS) $$(IMAGE_KERNEL_OBJS) $(BUILD)/apps/$(1).name.o kernel/kernel.ld
+$(BUILD)/apps/$(1).elf: $$($(1)_OBJS) $$(IMAGE_KERNEL_OBJS) $(BUILD)/apps/$(1).name.o kernel/kernel.ld $(NEWLIB_STAMP)
 	$$(KLD) $$(IMAGE_LDFLAGS) -o $$@ $$(IMAGE_KERNEL_OBJS) $$($(1)_OBJS) $(BUILD)/apps/$(1).name.o \
 		--start-group $$(GUEST_LIBS) --end-group
 APP_IMAGES += $(BUILD)/apps/$(1).elf

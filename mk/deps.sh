@@ -102,8 +102,17 @@ lwip() {
 # canary before the kernel sets one up).
 NEWLIB_CFLAGS="-ffreestanding -mno-red-zone -fno-pic -fno-pie -mcmodel=small -fno-stack-protector -fno-omit-frame-pointer -g -O2"
 
+# Configure options; a change of these or of the flags rebuilds newlib.
+NEWLIB_CONFIG="--target=x86_64-elf --disable-multilib --disable-newlib-supplied-syscalls \
+--enable-newlib-reent-small --disable-nls --enable-newlib-io-c99-formats \
+--enable-newlib-io-long-long"
+
 newlib() {
-	[ -f "$DEPS/newlib/.stamp" ] && return
+	local stamp=$DEPS/newlib/.stamp want="$NEWLIB_CONFIG $NEWLIB_CFLAGS"
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+		touch "$stamp"
+		return
+	fi
 	local tarball=/usr/src/newlib/newlib-3.3.0.tar.xz
 	[ -f "$tarball" ] || { log "$tarball missing (package newlib-source)"; exit 1; }
 	local src=$DEPS/newlib-src build=$DEPS/newlib-build
@@ -112,9 +121,8 @@ newlib() {
 	log "unpacking newlib 3.3.0"
 	tar -xf "$tarball" -C "$src" --strip-components=1
 	log "building newlib (about a minute)"
-	(cd "$build" && "$src/configure" --target=x86_64-elf --prefix="$DEPS/newlib" \
-		--disable-multilib --disable-newlib-supplied-syscalls \
-		--enable-newlib-reent-small --disable-nls \
+	# shellcheck disable=SC2086 # NEWLIB_CONFIG is a list of options
+	(cd "$build" && "$src/configure" $NEWLIB_CONFIG --prefix="$DEPS/newlib" \
 		CC_FOR_TARGET="gcc $NEWLIB_CFLAGS" CFLAGS_FOR_TARGET="$NEWLIB_CFLAGS" \
 		AR_FOR_TARGET=ar RANLIB_FOR_TARGET=ranlib AS_FOR_TARGET=as \
 		LD_FOR_TARGET=ld NM_FOR_TARGET=nm >"$build/configure.log" 2>&1 &&
@@ -122,7 +130,7 @@ newlib() {
 		make install-target-newlib >"$build/install.log" 2>&1) ||
 		{ log "newlib build failed, see $build/*.log"; exit 1; }
 	rm -rf "$src" "$build"
-	touch "$DEPS/newlib/.stamp"
+	echo "$want" >"$stamp"
 }
 
 linux() {

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# A page fault prints a readable panic (vector, error code, RIP, CR2,
+# registers, a symbolized backtrace through the app into the kernel) and ends
+# QEMU with the panic status, 70.
+. "$(dirname "$0")/lib.sh"
+
+boot "$HELLO" -- 'quiet -- --fault'
+expect_rc 70
+expect '^reading address 0x8$'
+expect '^panic: page fault \(vector 14\), error code 0x0$'
+expect '^  rip 0x[0-9a-f]{16} fault_deliberately\+0x[0-9a-f]+  cr2 0x0000000000000008$'
+expect '^  rax 0x[0-9a-f]{16} rbx'
+expect '^  r12 0x[0-9a-f]{16} r13'
+expect '^backtrace:$'
+expect '^  #0  0x[0-9a-f]+ fault_deliberately\+'
+expect '^  #1  0x[0-9a-f]+ main\+'
+expect '^  #2  0x[0-9a-f]+ kernel_main\+'
+expect_not '^read '
+
+# abort() raises SIGABRT: reported, and the same failure status.
+boot "$HELLO" -- 'quiet -- --abort'
+expect_rc 70
+expect '^kernel: killed by signal 6$'

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Boot edge cases: a bad command line is a clear usage error (64); heap
+# exhaustion is ENOMEM from malloc, not a crash; an image larger than the gap
+# below its load address is moved by the loader and still finds its symbols;
+# PCI enumeration sees a virtio-net device with MSI-X.
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+boot "$HELLO" -- 'quiet name="unterminated -- x'
+expect_rc 64
+expect '^kernel: bad command line: unterminated quote in command line$'
+
+boot "$HELLO" --mem 64M -- 'quiet -- --oom -s 1'
+expect_rc 0
+expect '^malloc failed after [0-9]+ MiB$'
+mib=$(printf '%s\n' "$OUT" | sed -nE 's/^malloc failed after ([0-9]+) MiB$/\1/p')
+[ "$mib" -ge 40 ] && [ "$mib" -le 64 ] || fail "heap reached $mib MiB of 64"
+
+# 8 MiB of padding after the ELF data: QEMU places the module from ~1 MiB,
+# across the image's load address (4 MiB).
+cp "$HELLO" "$tmp/big"
+head -c $((8 << 20)) /dev/zero >>"$tmp/big"
+boot "$tmp/big" -- 'quiet -- --fault'
+expect_rc 70
+expect '^  #1  0x[0-9a-f]+ main\+' "(symbols read from the moved image)"
+
+boot "$HELLO" --net user -- 'verbose quiet -- -s 1'
+expect_rc 0
+expect '^pci: 00:[0-9a-f]{2}\.0 1af4:1041 class 02\.00 msix$' "(virtio-net, modern, with MSI-X)"
+expect '^kernel: [0-9]+ MiB RAM, heap up to [0-9]+ MiB, TSC [0-9]+ MHz, booted in [0-9]+ us$'

@@ -1,0 +1,52 @@
+# lib.sh: helpers for integration tests that boot an image and read what the
+# serial console printed. Source it; then:
+#
+#   boot IMAGE [qemu-run options...] [-- APPEND]   sets OUT (console text, no CRs) and RC
+#   expect_rc N                                    fails unless RC is N
+#   expect REGEX [what]                            fails unless a line of OUT matches
+#   expect_not REGEX [what]                        fails if a line matches
+#   fail MESSAGE                                   prints OUT and exits 1
+set -u
+: "${ROOT:?run through tests/run-integration}"
+BUILD=${BUILD:-build}
+LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
+HELLO=$ROOT/$BUILD/apps/hello.elf
+
+fail() {
+	echo "FAIL: $*"
+	echo "---- console (rc=${RC:-?}) ----"
+	printf '%s\n' "${OUT:-}"
+	exit 1
+}
+
+# boot IMAGE [qemu-run options] [-- kernel command line]
+boot() {
+	local image=$1 append="" opts=()
+	shift
+	while [ $# -gt 0 ]; do
+		if [ "$1" = -- ]; then shift; append="$*"; break; fi
+		opts+=("$1"); shift
+	done
+	echo "+ qemu-run ${opts[*]} --append '$append' $image"
+	local log
+	log=$(mktemp)
+	"$QEMU_RUN" --timeout "${BOOT_TIMEOUT:-60}" "${opts[@]}" --append "$append" \
+		"$LOADER" "$image" >"$log" 2>&1
+	RC=$?
+	OUT=$(tr -d '\r' <"$log")
+	rm -f "$log"
+	printf '%s\n' "$OUT" | sed 's/^/  | /'
+	echo "  rc=$RC"
+}
+
+expect_rc() {
+	[ "$RC" = "$1" ] || fail "exit status $RC, expected $1"
+}
+
+expect() {
+	printf '%s\n' "$OUT" | grep -Eq -- "$1" || fail "no line matches /$1/ ${2:-}"
+}
+
+expect_not() {
+	! printf '%s\n' "$OUT" | grep -Eq -- "$1" || fail "a line matches /$1/ ${2:-}"
+}
