@@ -1,7 +1,7 @@
 # guests.sh: the table of guests the benchmark knows how to boot (sourced).
 #
 # A guest spec is one of
-#   linux            the Linux guest (build/linux/vmlinuz + initrd.img)
+#   linux            the Linux guest (build/linux/vmlinux + initrd.img)
 #   native           the same httpd run on the host: no VM, the ceiling
 #   uk:IMAGE         a unikernel app image, booted by the loader
 #   NAME=uk:IMAGE    the same, reported under NAME
@@ -43,7 +43,7 @@ guest_resolve() {
 		GUEST_KERNEL=$BENCH_BUILD/host/httpd ;;
 	linux)
 		GUEST_KIND=qemu
-		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinuz GUEST_INITRD=$BENCH_BUILD/linux/initrd.img
+		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinux GUEST_INITRD=$BENCH_BUILD/linux/initrd.img
 		GUEST_PREFIX="console=ttyS0 quiet panic=-1" ;;
 	linux:*:*)
 		kind=${rest#linux:}

@@ -16,7 +16,8 @@ DEPS=${DEPS:-$ROOT/deps}
 mkdir -p "$DEPS"
 
 PACKAGES="gcc make binutils qemu-system-x86 apache2-utils libcmocka-dev newlib-source \
-cpio xz-utils gzip curl iproute2 gnuplot-nox procps gdb dpkg-dev"
+cpio xz-utils gzip curl iproute2 gnuplot-nox procps gdb dpkg-dev \
+libc6-dev python3"
 
 log() { echo "deps: $*" >&2; }
 
@@ -142,9 +143,11 @@ linux() {
 	meta=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -n1)
 	[ -n "$meta" ] || { log "cannot resolve linux-image-amd64"; exit 1; }
 	log "downloading $meta"
-	(cd "$work" && apt-get download -qq "$meta" >/dev/null)
-	image=$(ls "$work"/linux-image-*.deb | head -n1)
+	(cd "$work" && apt-get -o APT::Sandbox::User=root download -qq "$meta" >/dev/null)
+	image=$(ls "$work"/linux-image-*.deb 2>/dev/null | head -n1)
+	[ -n "$image" ] || { log "download of $meta failed"; exit 1; }
 	dpkg-deb -x "$image" "$DEPS/linux/root"
+	ls "$DEPS"/linux/root/boot/vmlinuz-* >/dev/null 2>&1 || { log "$meta holds no vmlinuz"; exit 1; }
 	echo "$meta" >"$DEPS/linux/package"
 	rm -rf "$work"
 	touch "$DEPS/linux/.stamp"
