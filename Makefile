@@ -35,7 +35,10 @@ deps: $(PKG_STAMP) $(LWIP_STAMP) $(NEWLIB_STAMP)
 include mk/toolchain.mk
 include loader/loader.mk
 include kernel/kernel.mk
+include drivers/virtio/virtio.mk
+include net/net.mk
 include apps/apps.mk
+-include tests/images/images.mk
 -include apps/httpd/httpd.mk
 -include bench/bench.mk
 include tests/tests.mk

@@ -9,6 +9,10 @@ APP_IMAGES :=
 $(BUILD)/apps/%.c.o: apps/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
 	@mkdir -p $(@D)
 	$(KCC) $(APP_CFLAGS) -c -o $@ $<
+# Test images (tests/images/) are apps too.
+$(BUILD)/tests/images/%.c.o: tests/images/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
+	@mkdir -p $(@D)
+	$(KCC) $(APP_CFLAGS) $(IMAGE_APP_INCLUDES) -c -o $@ $<
 
 # argv[0] of an image is its name: a one-line generated source.
 $(BUILD)/apps/%.name.c:
@@ -21,14 +25,18 @@ IMAGE_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack -T ker
 
 define app_image
 $(1)_OBJS := $(2:%=$(BUILD)/%.o)
-$(BUILD)/apps/$(1).elf: $$($(1)_OBJS) $$(IMAGE_KERNEL_OBJS) $(BUILD)/apps/$(1).name.o kernel/kernel.ld $(NEWLIB_STAMP)
+$(BUILD)/apps/$(1).elf: $$($(1)_OBJS) $$(IMAGE_KERNEL_OBJS) $$(IMAGE_LIBS) $(BUILD)/apps/$(1).name.o kernel/kernel.ld $(NEWLIB_STAMP)
 	$$(KLD) $$(IMAGE_LDFLAGS) -o $$@ $$(IMAGE_KERNEL_OBJS) $$($(1)_OBJS) $(BUILD)/apps/$(1).name.o \
-		--start-group $$(GUEST_LIBS) --end-group
+		--start-group $$(IMAGE_LIBS) $$(GUEST_LIBS) --end-group
 APP_IMAGES += $(BUILD)/apps/$(1).elf
 -include $$($(1)_OBJS:.o=.d)
 endef
 
-# What every image links: the kernel (later layers add their objects).
+# What every image links: the kernel's objects, and the archives of the layers
+# above it (drivers, network), from which only what the app uses is pulled in.
+# Layers add to IMAGE_LIBS and, for headers apps include, IMAGE_APP_INCLUDES.
 IMAGE_KERNEL_OBJS = $(KERNEL_OBJS)
+IMAGE_LIBS ?=
+IMAGE_APP_INCLUDES ?=
 
 $(eval $(call app_image,hello,apps/hello/hello.c))

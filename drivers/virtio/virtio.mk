@@ -1,0 +1,1 @@
+# virtio.mk: the virtio-net driver.

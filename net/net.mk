@@ -1,0 +1,1 @@
+# net.mk: lwIP and its port (see net/). Filled in by the network issue.
