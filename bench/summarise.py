@@ -136,10 +136,15 @@ class Summary:
         for load in self.loads:
             row = [LOADS.get(load, load)]
             for g in self.guests:
-                cell = self.stat(backend, g, load, "rps").fmt()
+                st = self.stat(backend, g, load, "rps")
+                cell = st.fmt()
                 r = self.ratio(backend, g, load)
                 if with_ratio and r is not None and g != self.ref:
                     cell += f" x{r:.2f}"
+                if 0 < st.n < self.reps:
+                    cell += f" [n={st.n}]"
+                if any(x["overflow"] == "1" for x in self.ok_runs(backend, g, load)):
+                    cell += " !"
                 row.append(cell)
             rows.append(row)
         return rows
@@ -149,6 +154,8 @@ class Summary:
         notes = []
         for r in self.runs:
             why = []
+            if r["status"] == "no_boot":
+                continue  # reported once, with the boot
             if r["status"] != "ok":
                 why.append(r["status"])
             if (num(r["failed"]) or 0) > 0:
@@ -170,7 +177,8 @@ class Summary:
         if meta:
             out += ["```", meta.strip(), "```", ""]
         out += [f"Medians over the clean runs, (min-max) when more than one; x = ratio of the "
-                f"median to {self.ref}'s on the same back-end and load. {self.reps} repetition(s).", ""]
+                f"median to {self.ref}'s on the same back-end and load; [n=K]: only K clean runs; "
+                f"!: some of the runs hit a listen overflow (see the end). {self.reps} repetition(s).", ""]
         head = ["load"] + self.guests
         for backend in self.backends:
             out += [f"## Requests/s, back-end `{backend}`", "", md_table(head, self.throughput_rows(backend)), ""]
@@ -286,7 +294,8 @@ def main(argv):
     with open(os.path.join(args.dir, "summary.md"), "w") as f:
         f.write(summary.markdown(meta))
     for backend in summary.backends:
-        print(f"\nrequests/s, back-end {backend} (median (min-max) over clean runs; x = ratio to {ref})")
+        print(f"\nrequests/s, back-end {backend} (median (min-max) over clean runs; x = ratio to {ref};"
+              " !: listen overflow)")
         print(text_table(["load"] + summary.guests, summary.throughput_rows(backend)))
     notes = summary.unclean()
     if notes:

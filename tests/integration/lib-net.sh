@@ -1,0 +1,122 @@
+# lib-net.sh: shell helpers for the network integration tests (sourced).
+#
+# Offers (besides bench/netns.sh's netns_* functions):
+#   skip MSG                 print MSG, exit 77 (skipped)
+#   fail MSG                 print MSG, exit 1
+#   free_port                a TCP port nobody listens on at 127.0.0.1
+#   wait_http URL SECS [PID] poll URL until it answers 200; fail early when
+#                            PID dies; runs through $NET_EXEC (e.g. inside a
+#                            namespace) when that array is set
+#   raw_exchange PORT OUT PART...
+#                            connect to 127.0.0.1:PORT, send each PART (printf
+#                            %b escapes) 0.2 s apart, save everything received
+#                            until the server closes (5 s at most) in OUT
+#   expect_file OUT WANT     byte-for-byte comparison, showing both on a miss
+# Traffic goes only to 127.0.0.1 or into namespaces the tests create.
+
+. "${ROOT:-.}/bench/netns.sh"
+
+NET_EXEC=()
+
+skip() { echo "$*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+free_port() {
+	local p i
+	for i in $(seq 1 50); do
+		p=$((20000 + RANDOM % 20000))
+		[ -z "$(ss -Htln "sport = :$p" 2>/dev/null)" ] && { echo $p; return; }
+	done
+	fail "no free port"
+}
+
+wait_http() {
+	local url=$1 secs=$2 pid=${3:-} end=$((SECONDS + $2))
+	while [ $SECONDS -lt $end ]; do
+		[ "$("${NET_EXEC[@]}" curl -s -o /dev/null -w '%{http_code}' --connect-timeout 0.5 -m 1 "$url")" = 200 ] && return 0
+		[ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null && return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+raw_exchange() {
+	local port=$1 out=$2 part first=1
+	shift 2
+	exec {fd}<>"/dev/tcp/127.0.0.1/$port" || fail "cannot connect to 127.0.0.1:$port"
+	for part in "$@"; do
+		[ $first = 1 ] || sleep 0.2
+		first=0
+		printf '%b' "$part" >&$fd 2>/dev/null
+	done
+	timeout 5 cat <&$fd >"$out"
+	local rc=$?
+	exec {fd}>&-
+	[ $rc = 124 ] && fail "server did not close the connection (exchange on port $port)"
+	return 0
+}
+
+expect_file() {
+	local got=$1 want=$2
+	if ! cmp -s "$got" "$want"; then
+		echo "--- expected:"; od -c "$want" | head -40
+		echo "--- got:"; od -c "$got" | head -40
+		fail "response differs ($got)"
+	fi
+}
+
+# linux_guest_check BACKEND: boots the Linux guest on `user` or `tap`, checks
+# GET / byte for byte, a short ab -k and ab run, then stops it with the
+# shutdown request and expects qemu-run to return the app's status, 0.
+linux_guest_check() {
+	local backend=$1 kernel=$ROOT/$BUILD/linux/vmlinux initrd=$ROOT/$BUILD/linux/initrd.img
+	local tmp url net rc
+	[ -f "$kernel" ] && [ -f "$initrd" ] || skip "Linux guest not built (make linux-guest)"
+	command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
+	tmp=$(mktemp -d)
+	LG_TMP=$tmp LG_PID="" LG_NS=""
+	trap '[ -s "$LG_TMP/qemu.pid" ] && kill "$(cat "$LG_TMP/qemu.pid")" 2>/dev/null
+		[ -n "$LG_PID" ] && kill "$LG_PID" 2>/dev/null; wait 2>/dev/null
+		netns_destroy "$LG_NS"; rm -rf "$LG_TMP"' EXIT
+	if [ "$backend" = tap ]; then
+		netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
+		LG_NS=itest-$$
+		netns_create "$LG_NS" || skip "cannot create a network namespace here"
+		NET_EXEC=(ip netns exec "$LG_NS")
+		net=(--net tap --tap "$NETNS_TAP")
+		url=http://$NETNS_GUEST_IP:8080
+		append="ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK"
+	else
+		local port
+		port=$(free_port)
+		net=(--net user --hostfwd "$port:8080")
+		url=http://127.0.0.1:$port
+		append="ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"
+	fi
+	echo "== booting the Linux guest ($backend)"
+	"${NET_EXEC[@]}" "$QEMU_RUN" "${net[@]}" --timeout 200 \
+		--append "console=ttyS0 quiet panic=-1 $append -- -p 8080 -s" "$kernel" "$initrd" \
+		-- -pidfile "$tmp/qemu.pid" </dev/null >"$tmp/console" 2>&1 &
+	LG_PID=$!
+	SECONDS=0
+	wait_http "$url/" 150 "$LG_PID" || { cat "$tmp/console"; fail "no HTTP answer from the guest"; }
+	echo "first response after ${SECONDS}s"
+
+	"${NET_EXEC[@]}" curl -s -i "$url/" >"$tmp/got"
+	printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\r\nHello from httpd, a poll()-based server.\n' >"$tmp/want"
+	expect_file "$tmp/got" "$tmp/want"
+
+	"${NET_EXEC[@]}" timeout 60 ab -q -k -n 300 -c 4 -s 10 "$url/" >"$tmp/ab" 2>&1 || { cat "$tmp/ab"; fail "ab -k failed"; }
+	grep -q '^Complete requests: *300$' "$tmp/ab" && grep -q '^Failed requests: *0$' "$tmp/ab" ||
+		{ cat "$tmp/ab"; fail "ab -k: incomplete or failed requests"; }
+	"${NET_EXEC[@]}" timeout 60 ab -q -n 100 -c 4 -s 10 "$url/" >"$tmp/ab" 2>&1 || { cat "$tmp/ab"; fail "ab failed"; }
+	grep -q '^Complete requests: *100$' "$tmp/ab" && grep -q '^Failed requests: *0$' "$tmp/ab" ||
+		{ cat "$tmp/ab"; fail "ab: incomplete or failed requests"; }
+
+	echo "== shutdown request"
+	"${NET_EXEC[@]}" curl -s -m 5 "$url/__shutdown" >/dev/null
+	wait "$LG_PID"; rc=$?; LG_PID=""
+	cat "$tmp/console"
+	[ $rc = 0 ] || fail "qemu-run returned $rc, not the app's 0"
+	echo "all good"
+}
