@@ -5,6 +5,8 @@
 #                        PVH entry): see bench/linux/extract-vmlinux.py for why.
 #   make bench           the full benchmark (bench/run-bench; ~20 min here)
 #   make bench QUICK=1   one short repetition: a smoke run of a few minutes
+#   make bench-quick     the same
+#   make bench-summary DIR=bench/results/<timestamp>   summarise a run again
 # Settings pass through to bench/run-bench: GUESTS (e.g. "linux native
 # uk:build/apps/httpd.elf"), BACKENDS (tap user), REPS, LOAD_SECS, REF, OUT.
 
@@ -28,7 +30,7 @@ $(LINUX_INIT): bench/linux/init.c | $(PKG_STAMP)
 $(LINUX_INITRD): $(LINUX_INIT) $(HTTPD_HOST) bench/linux/mkinitramfs.sh $(LINUX_STAMP)
 	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST)
 
-.PHONY: linux-guest bench
+.PHONY: linux-guest bench bench-quick bench-summary
 linux-guest: $(LINUX_KERNEL) $(LINUX_INITRD)
 
 TEST_DEPS += linux-guest
@@ -38,3 +40,10 @@ BENCH_ENV = BUILD=$(BUILD) $(foreach v,QUICK GUESTS BACKENDS REPS LOAD_SECS IDLE
 
 bench: $(HTTPD_HOST) linux-guest
 	$(BENCH_ENV) bench/run-bench
+
+bench-quick:
+	$(MAKE) bench QUICK=1
+
+bench-summary:
+	@test -n "$(DIR)" || { echo "usage: make bench-summary DIR=bench/results/<timestamp>" >&2; exit 2; }
+	python3 bench/summarise.py $(if $(REF),--ref $(REF)) $(DIR)
