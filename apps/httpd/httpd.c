@@ -332,19 +332,25 @@ static bool service_conn(struct server *srv, size_t i, short revents)
 
 static int run(struct server *srv)
 {
+	time_t stop_deadline = 0; /* set when a shutdown request was answered */
+
 	while (!got_signal) {
 		size_t i, nfds = 0, first_conn;
-		bool lingering = false;
+		bool lingering = false; /* some timer needs poll() to wake up */
 		int n;
 
 		if (srv->stopping) {
-			/* Stop once every answer, the shutdown's included, has left. */
+			/* Stop once every answer, the shutdown's included, has left,
+			 * or after LINGER_SECS of clients that do not read them. */
 			bool pending = false;
+			if (stop_deadline == 0)
+				stop_deadline = time(NULL) + LINGER_SECS;
 			for (i = 0; i < srv->nconns; i++)
 				if (srv->conns[i]->out_len && !srv->conns[i]->lingering)
 					pending = true;
-			if (!pending)
+			if (!pending || time(NULL) >= stop_deadline)
 				break;
+			lingering = true; /* wake up to check the deadline */
 		}
 		if (srv->nconns < srv->max_conns && !srv->stopping) {
 			srv->pfds[nfds].fd = srv->listen_fd;
@@ -356,7 +362,7 @@ static int run(struct server *srv)
 			struct conn *c = srv->conns[i];
 			srv->pfds[nfds].fd = c->fd;
 			srv->pfds[nfds].events = c->out_len ? POLLOUT : c->peer_eof ? 0 : POLLIN;
-			lingering |= c->lingering;
+			lingering = lingering || c->lingering;
 			nfds++;
 		}
 		n = poll(srv->pfds, (nfds_t)nfds, lingering ? 1000 : -1);
