@@ -38,7 +38,7 @@ include kernel/kernel.mk
 include drivers/virtio/virtio.mk
 include net/net.mk
 include apps/apps.mk
--include tests/images/images.mk
+-include $(wildcard tests/images/*.mk)
 -include apps/httpd/httpd.mk
 -include bench/bench.mk
 include tests/tests.mk

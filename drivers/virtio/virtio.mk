@@ -1,1 +1,19 @@
-# virtio.mk: the virtio-net driver.
+# virtio.mk: the virtio-net driver, an archive images pull in when the app
+# (through the network stack) uses it.
+
+VIRTIO_SRCS := drivers/virtio/virtqueue.c drivers/virtio/virtio_pci.c drivers/virtio/virtio_net.c
+VIRTIO_OBJS := $(VIRTIO_SRCS:%=$(BUILD)/%.o)
+VIRTIO_LIB  := $(BUILD)/drivers/libvirtio.a
+
+$(BUILD)/drivers/virtio/%.c.o: drivers/virtio/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
+	@mkdir -p $(@D)
+	$(KCC) $(KERNEL_CFLAGS) -c -o $@ $<
+
+$(VIRTIO_LIB): $(VIRTIO_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+IMAGE_LIBS += $(VIRTIO_LIB)
+IMAGE_APP_INCLUDES += -I.
+
+-include $(VIRTIO_OBJS:.o=.d)

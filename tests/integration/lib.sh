@@ -1,7 +1,8 @@
 # lib.sh: helpers for integration tests that boot an image and read what the
 # serial console printed. Source it; then:
 #
-#   boot IMAGE [qemu-run options...] [-- APPEND]   sets OUT (console text, no CRs) and RC
+#   boot IMAGE [qemu-run options...] [-- APPEND]   sets OUT (console text, no CRs) and RC;
+#                                                  extra QEMU arguments come from $QEMU_EXTRA
 #   expect_rc N                                    fails unless RC is N
 #   expect REGEX [what]                            fails unless a line of OUT matches
 #   expect_not REGEX [what]                        fails if a line matches
@@ -30,8 +31,10 @@ boot() {
 	echo "+ qemu-run ${opts[*]} --append '$append' $image"
 	local log
 	log=$(mktemp)
+	local extra=()
+	[ -n "${QEMU_EXTRA:-}" ] && read -ra extra <<<"-- $QEMU_EXTRA"
 	"$QEMU_RUN" --timeout "${BOOT_TIMEOUT:-60}" "${opts[@]}" --append "$append" \
-		"$LOADER" "$image" >"$log" 2>&1
+		"$LOADER" "$image" "${extra[@]}" >"$log" 2>&1
 	RC=$?
 	OUT=$(tr -d '\r' <"$log")
 	rm -f "$log"

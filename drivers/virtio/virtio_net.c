@@ -1,0 +1,347 @@
+/*
+ * virtio_net.c: the virtio-net device (spec section 5.1) behind virtio.h.
+ *
+ * Receive: every rx descriptor is one RX_BUF_SIZE buffer holding the 12-byte
+ * virtio-net header and a whole frame (no offloads that make frames larger
+ * are negotiated). Received buffers go back to the ring after delivery, in
+ * one batch and one notify decision per vnet_rx() call.
+ * Transmit: a frame is a chain of one shared all-zero header (no offloads
+ * asked for) and the caller's pieces, copied nowhere; the caller learns
+ * through its tx-done callback when the device is finished with them.
+ * Interrupts: MSI-X, one vector per queue; their handlers only set vnet_wake.
+ */
+#include <errno.h>
+#include "kernel/kernel.h"
+#include "virtio.h"
+#include "virtio_pci.h"
+#include "virtqueue.h"
+
+#define VIRTIO_VENDOR        0x1af4
+#define VIRTIO_DEV_NET       0x1041 /* 0x1040 + device type 1 */
+#define VIRTIO_NET_F_MAC       5
+#define VIRTIO_NET_F_MRG_RXBUF 15
+#define VIRTIO_NET_F_STATUS    16
+#define VIRTIO_NET_S_LINK_UP   1
+
+#define RXQ 0
+#define TXQ 1
+#define MSIX_CONFIG 0
+#define MSIX_RX     1
+#define MSIX_TX     2
+#define MAX_QUEUE   256
+#define RX_BUF_SIZE 2048
+#define ETH_HLEN    14
+#define MAX_FRAME   1514
+
+/* The header in front of every frame (VERSION_1: always 12 bytes). */
+struct virtio_net_hdr {
+	uint8_t flags;        /* NEEDS_CSUM / DATA_VALID: unused, no offloads */
+	uint8_t gso_type;     /* GSO_NONE */
+	uint16_t hdr_len;
+	uint16_t gso_size;
+	uint16_t csum_start;
+	uint16_t csum_offset;
+	uint16_t num_buffers; /* buffers this frame spans (MRG_RXBUF) */
+} __attribute__((packed));
+
+struct queue_state {
+	struct virtqueue vq;       /* the ring */
+	void *cookie[MAX_QUEUE];   /* per head: the caller's token */
+	uint16_t chain_len[MAX_QUEUE];
+	uint32_t chain_in[MAX_QUEUE];
+};
+
+static struct {
+	bool present;                 /* vnet_init succeeded */
+	struct virtio_pci vp;         /* transport */
+	struct queue_state rx, tx;    /* the two queues */
+	uint8_t *rx_bufs;             /* rx.vq.size buffers of RX_BUF_SIZE */
+	uint8_t mac[6];               /* station address */
+	vnet_tx_done_fn tx_done;      /* told when a frame's pieces are free */
+	struct vnet_stats st;         /* counters */
+} nic;
+
+static const struct virtio_net_hdr tx_header; /* all zero, shared by every frame */
+volatile bool vnet_wake;
+
+/* ---- interrupts ------------------------------------------------------------ */
+
+static void rx_interrupt(void *arg)
+{
+	(void)arg;
+	nic.st.rx_interrupts++;
+	vnet_wake = true;
+}
+
+static void tx_interrupt(void *arg)
+{
+	(void)arg;
+	nic.st.tx_interrupts++;
+	vnet_wake = true;
+}
+
+static void config_interrupt(void *arg)
+{
+	(void)arg;
+	nic.st.config_interrupts++;
+	vnet_wake = true;
+}
+
+/* ---- receive ----------------------------------------------------------------- */
+
+static uint8_t *rx_buf(uintptr_t slot) { return nic.rx_bufs + slot * RX_BUF_SIZE; }
+
+/* Offer buffer `slot` to the device again (published at the next kick). */
+static void rx_post(uintptr_t slot)
+{
+	struct vq_buf b = { (uint64_t)rx_buf(slot), RX_BUF_SIZE };
+	/* The cookie is slot + 1: a NULL cookie means "not in flight". */
+	int r = vq_add(&nic.rx.vq, &b, 0, 1, (void *)(slot + 1));
+	KASSERT(r == 0);
+	(void)r;
+	nic.st.rx_refills++;
+}
+
+static void rx_kick(void)
+{
+	if (vq_kick_prepare(&nic.rx.vq)) {
+		virtio_pci_notify(&nic.rx.vq);
+		nic.st.rx_kicks++;
+	} else {
+		nic.st.kicks_suppressed++;
+	}
+}
+
+bool vnet_rx_pending(void)
+{
+	return nic.present && vq_has_used(&nic.rx.vq);
+}
+
+int vnet_rx(vnet_deliver_fn deliver, void *ctx, int budget)
+{
+	int delivered = 0, reposted = 0;
+	void *cookie;
+	uint32_t len;
+	if (!nic.present)
+		return 0;
+	bool merged = nic.vp.features & (1ULL << VIRTIO_NET_F_MRG_RXBUF);
+	int skip = 0; /* further buffers of a dropped multi-buffer frame */
+	while (delivered < budget && vq_get_used(&nic.rx.vq, &cookie, &len)) {
+		uintptr_t slot = (uintptr_t)cookie - 1;
+		const struct virtio_net_hdr *h = (const void *)rx_buf(slot);
+		if (skip) {
+			skip--;
+		} else if (len == VQ_BAD_LEN) {
+			nic.st.rx_drop_bad_used++;
+		} else if (len < sizeof *h + ETH_HLEN) {
+			nic.st.rx_drop_runt++;
+		} else if (merged && h->num_buffers != 1) {
+			nic.st.rx_drop_merged++;
+			skip = h->num_buffers > 1 ? h->num_buffers - 1 : 0;
+		} else {
+			deliver(ctx, (const uint8_t *)h + sizeof *h, len - sizeof *h);
+			nic.st.rx_frames++;
+			nic.st.rx_bytes += len - sizeof *h;
+			delivered++;
+		}
+		rx_post(slot);
+		reposted++;
+	}
+	/* Entries the virtqueue itself rejected (bad ids) never reach us. */
+	nic.st.rx_drop_bad_used = nic.rx.vq.bad_used;
+	if (reposted)
+		rx_kick();
+	return delivered;
+}
+
+bool vnet_rx_irq_enable(bool on)
+{
+	if (!nic.present)
+		return false;
+	if (!on) {
+		vq_disable_cb(&nic.rx.vq);
+		return false;
+	}
+	return vq_enable_cb(&nic.rx.vq);
+}
+
+/* ---- transmit ---------------------------------------------------------------- */
+
+void vnet_set_tx_done(vnet_tx_done_fn done) { nic.tx_done = done; }
+
+int vnet_tx_reclaim(void)
+{
+	void *cookie;
+	uint32_t len;
+	int n = 0;
+	if (!nic.present)
+		return 0;
+	while (vq_get_used(&nic.tx.vq, &cookie, &len)) {
+		/* A bad length on a transmit chain changes nothing: we never read it. */
+		if (nic.tx_done)
+			nic.tx_done(cookie);
+		n++;
+	}
+	nic.st.tx_drop_bad_used = nic.tx.vq.bad_used;
+	return n;
+}
+
+int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie)
+{
+	struct vq_buf b[VNET_MAX_SEGS + 1];
+	size_t total = 0;
+	if (!nic.present)
+		return -ENODEV;
+	if (nseg < 1 || nseg > VNET_MAX_SEGS) {
+		nic.st.tx_too_many_segs++;
+		return -EINVAL;
+	}
+	b[0] = (struct vq_buf){ (uint64_t)&tx_header, sizeof tx_header };
+	for (int i = 0; i < nseg; i++) {
+		b[i + 1] = (struct vq_buf){ (uint64_t)seg[i].base, (uint32_t)seg[i].len };
+		total += seg[i].len;
+	}
+	if (total > MAX_FRAME || total < ETH_HLEN)
+		return -EINVAL;
+	if (vq_num_free(&nic.tx.vq) < nseg + 1) {
+		vnet_tx_reclaim();
+		if (vq_num_free(&nic.tx.vq) < nseg + 1) {
+			nic.st.tx_ring_full++;
+			return -ENOBUFS;
+		}
+	}
+	vq_add(&nic.tx.vq, b, nseg + 1, 0, cookie);
+	nic.st.tx_frames++;
+	nic.st.tx_bytes += total;
+	if (vq_kick_prepare(&nic.tx.vq)) {
+		virtio_pci_notify(&nic.tx.vq);
+		nic.st.tx_kicks++;
+	} else {
+		nic.st.kicks_suppressed++;
+	}
+	return 0;
+}
+
+/* ---- set-up ------------------------------------------------------------------ */
+
+static int queue_setup(struct queue_state *q, uint16_t index, uint16_t msix)
+{
+	uint16_t size = virtio_pci_queue_size(&nic.vp, index);
+	if (size == 0) {
+		virtio_pci_fail(&nic.vp, "a required queue is missing");
+		return -1;
+	}
+	if (size > MAX_QUEUE)
+		size = MAX_QUEUE;
+	if (size & (size - 1)) {
+		virtio_pci_fail(&nic.vp, "queue size is not a power of two");
+		return -1;
+	}
+	void *ring = page_alloc(vq_ring_bytes(size) / PAGE_SIZE);
+	if (!ring) {
+		virtio_pci_fail(&nic.vp, "no memory for the rings");
+		return -1;
+	}
+	bool event_idx = nic.vp.features & (1ULL << VIRTIO_F_RING_EVENT_IDX);
+	vq_init(&q->vq, index, size, event_idx, ring, q->cookie, q->chain_len, q->chain_in);
+	return virtio_pci_queue_enable(&nic.vp, &q->vq, msix);
+}
+
+static int bind_vector(struct pci_dev *pci, int entry, irq_handler_t fn)
+{
+	int vector = irq_alloc(fn, NULL);
+	if (vector < 0)
+		return -1;
+	pci_msix_route(pci, entry, vector);
+	pci_msix_mask(pci, entry, false);
+	return 0;
+}
+
+bool vnet_present(void) { return nic.present; }
+
+void vnet_mac(uint8_t mac[6])
+{
+	for (int i = 0; i < 6; i++)
+		mac[i] = nic.mac[i];
+}
+
+bool vnet_link_up(void)
+{
+	if (!nic.present)
+		return false;
+	if (!(nic.vp.features & (1ULL << VIRTIO_NET_F_STATUS)))
+		return true; /* no status field: the link is always up */
+	return *(volatile uint16_t *)(nic.vp.device_cfg + 6) & VIRTIO_NET_S_LINK_UP;
+}
+
+int vnet_init(void)
+{
+	if (nic.present)
+		return 0;
+	struct pci_dev *pci = pci_find(VIRTIO_VENDOR, VIRTIO_DEV_NET, 0);
+	if (!pci) {
+		kprintf("virtio-net: no modern virtio-net device (QEMU: -device virtio-net-pci,disable-legacy=on)\n");
+		return -ENODEV;
+	}
+	if (virtio_pci_probe(&nic.vp, pci) < 0)
+		return -ENODEV;
+	if (pci->msix_size < 3 || pci_msix_enable(pci) < 0) {
+		virtio_pci_fail(&nic.vp, "needs MSI-X with 3 vectors");
+		return -EIO;
+	}
+	uint64_t wanted = (1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS) |
+			  (1ULL << VIRTIO_NET_F_MRG_RXBUF) | (1ULL << VIRTIO_F_RING_EVENT_IDX);
+	if (virtio_pci_negotiate(&nic.vp, wanted, 1ULL << VIRTIO_F_VERSION_1) < 0)
+		return -EIO;
+	if (queue_setup(&nic.rx, RXQ, MSIX_RX) < 0 || queue_setup(&nic.tx, TXQ, MSIX_TX) < 0)
+		return -EIO;
+	if (virtio_pci_config_vector(&nic.vp, MSIX_CONFIG) < 0 ||
+	    bind_vector(pci, MSIX_CONFIG, config_interrupt) < 0 ||
+	    bind_vector(pci, MSIX_RX, rx_interrupt) < 0 || bind_vector(pci, MSIX_TX, tx_interrupt) < 0) {
+		virtio_pci_fail(&nic.vp, "cannot bind MSI-X vectors");
+		return -EIO;
+	}
+	nic.rx_bufs = page_alloc((size_t)nic.rx.vq.size * RX_BUF_SIZE / PAGE_SIZE);
+	if (!nic.rx_bufs) {
+		virtio_pci_fail(&nic.vp, "no memory for receive buffers");
+		return -ENOMEM;
+	}
+	if (nic.vp.features & (1ULL << VIRTIO_NET_F_MAC)) {
+		for (int i = 0; i < 6; i++)
+			nic.mac[i] = nic.vp.device_cfg[i];
+	} else {
+		/* A locally administered address from the TSC. */
+		uint64_t r = clock_ns() ^ 0x5a5a5a5a5a5aULL;
+		for (int i = 0; i < 6; i++)
+			nic.mac[i] = (uint8_t)(r >> (8 * i));
+		nic.mac[0] = (uint8_t)((nic.mac[0] & 0xfe) | 0x02);
+	}
+	/* Transmissions are reclaimed by polling: their interrupt stays off.
+	 * Receive interrupts are off until a waiter turns them on to park. */
+	vq_disable_cb(&nic.tx.vq);
+	vq_disable_cb(&nic.rx.vq);
+	virtio_pci_driver_ok(&nic.vp);
+	for (uintptr_t slot = 0; slot < nic.rx.vq.size; slot++)
+		rx_post(slot);
+	nic.present = true;
+	rx_kick();
+	return 0;
+}
+
+/* ---- counters ---------------------------------------------------------------- */
+
+void vnet_get_stats(struct vnet_stats *st) { *st = nic.st; }
+
+void vnet_stats_print(void)
+{
+	const struct vnet_stats *s = &nic.st;
+	if (!nic.present)
+		return;
+	kprintf("virtio-net: rx %lu frames %lu bytes, tx %lu frames %lu bytes; drops: bad used %lu/%lu, "
+		"runt %lu, merged %lu, ring full %lu, too many segs %lu; kicks rx %lu tx %lu (suppressed %lu); "
+		"irqs rx %lu tx %lu config %lu; features 0x%lx\n",
+		s->rx_frames, s->rx_bytes, s->tx_frames, s->tx_bytes, s->rx_drop_bad_used, s->tx_drop_bad_used,
+		s->rx_drop_runt, s->rx_drop_merged, s->tx_ring_full, s->tx_too_many_segs, s->rx_kicks,
+		s->tx_kicks, s->kicks_suppressed, s->rx_interrupts, s->tx_interrupts, s->config_interrupts,
+		nic.vp.features);
+}
