@@ -16,3 +16,6 @@ UNIT_SRCS_memmap := kernel/memmap.c
 
 UNIT_TESTS += timerq
 UNIT_SRCS_timerq := kernel/timerq.c
+
+UNIT_TESTS += virtqueue
+UNIT_SRCS_virtqueue := drivers/virtio/virtqueue.c
