@@ -86,6 +86,24 @@ void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag);
 /* Sleep until the deadline, running expired timers meanwhile. */
 void sleep_until(uint64_t deadline_ns);
 
+/* ---- executor: how a blocking call waits ------------------------------------
+ * One wait source (the network) registers how to poll it; block_on() waits for
+ * a caller's condition by polling it when it is due, running timers, spinning
+ * briefly with its interrupt off, and parking. */
+struct wait_source {
+	bool (*due)(void);              /* O(1): work waiting (frame, egress, expired timer)? */
+	bool (*poll)(void);             /* do it; true when something happened */
+	uint64_t (*next_deadline)(void); /* when it must be polled without an interrupt */
+	bool (*arm)(void);              /* interrupt on; true if work arrived meanwhile */
+	void (*disarm)(void);           /* interrupt off */
+	volatile bool *wake;            /* raised by its interrupt handler */
+};
+void executor_set_source(const struct wait_source *src);
+/* 0 once ready(ctx) holds, -ETIMEDOUT when deadline_ns (clock_ns time) passes. */
+int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns);
+/* One non-blocking turn: poll the source if due, run expired timers. */
+bool executor_poll(void);
+
 /* ---- interrupts ------------------------------------------------------------ */
 typedef void (*irq_handler_t)(void *arg);
 /* A free interrupt vector bound to handler(arg), or -1. Handlers run with

@@ -15,4 +15,7 @@ void stats_print(void)
 		clock_ns() / 1000000, stats.interrupts, stats.interrupts_unexpected,
 		stats.timer_interrupts, stats.parks, stats.timer_reloads, stats.timer_reloads_skipped,
 		stats.timers_run, m.heap_bytes / 1024, m.pages_allocated);
+	kprintf("kernel: waits %lu; polls %lu (idle %lu); spins %lu (hits %lu); re-arm rechecks %lu\n",
+		stats.waits, stats.wait_polls, stats.wait_polls_idle, stats.spins, stats.spin_hits,
+		stats.arm_rechecks);
 }

@@ -15,6 +15,12 @@ struct kstats {
 	uint64_t timer_reloads_skipped; /* it already held that deadline */
 	uint64_t parks;                 /* halts waiting for an interrupt */
 	uint64_t timers_run;            /* timer callbacks run */
+	uint64_t waits;                 /* block_on calls */
+	uint64_t wait_polls;            /* source polls from wait loops */
+	uint64_t wait_polls_idle;       /* ... that found nothing to do */
+	uint64_t spins;                 /* spin-loop turns with the interrupt off */
+	uint64_t spin_hits;             /* spins that ended because work arrived */
+	uint64_t arm_rechecks;          /* work found right after re-arming */
 };
 
 extern struct kstats stats;

@@ -10,6 +10,7 @@
 #include "cpu.h"
 #include "kernel.h"
 #include "stats.h"
+#include "switches.h"
 #include "timerq.h"
 
 #define MAX_TIMERS 1024
@@ -65,7 +66,7 @@ void timer_interrupt(void)
 
 static void arm(uint64_t deadline)
 {
-	if (deadline == armed_deadline) {
+	if (SW_TIMER_NO_RELOAD && deadline == armed_deadline) {
 		stats.timer_reloads_skipped++;
 		return;
 	}
