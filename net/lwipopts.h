@@ -1,0 +1,145 @@
+/*
+ * lwipopts.h: how lwIP 2.1.3 is configured for this unikernel. Options left
+ * out keep lwIP's defaults (deps/lwip/src/include/lwip/opt.h); every option
+ * set here says why.
+ *
+ * The setting: one CPU, one address space, no threads. lwIP runs only in
+ * thread context, called from net_poll() and from the application's raw-API
+ * calls and callbacks; interrupt handlers never touch it. Sized for a server
+ * with 64 keep-alive connections plus a burst of 1024 connections being
+ * opened at once.
+ */
+#ifndef NET_LWIPOPTS_H
+#define NET_LWIPOPTS_H
+
+/* ---- system integration ---------------------------------------------------- */
+/* No OS threads: no tcpip thread, mailboxes or semaphores; the caller drives
+ * lwIP with sys_check_timeouts() and netif input (net_poll). */
+#define NO_SYS 1
+/* The sequential and socket APIs need threads; the socket layer above is our
+ * own, over the raw API. */
+#define LWIP_NETCONN 0
+#define LWIP_SOCKET 0
+/* Nothing calls lwIP from interrupt context and there is one CPU, so lwIP's
+ * critical sections would protect nothing. */
+#define SYS_LIGHTWEIGHT_PROT 0
+
+/* ---- memory ---------------------------------------------------------------- */
+/* The kernel has a mem_init() of its own (kernel/mem.c); every file that sees
+ * lwIP's headers sees this, so lwIP's is consistently renamed. */
+#define mem_init lwip_mem_init
+/* x86-64: 8-byte alignment keeps u64 fields and the copy loops aligned. */
+#define MEM_ALIGNMENT 8
+/* lwIP's own heap, not newlib's malloc: it holds the PBUF_RAM pbufs (copied
+ * TCP data, SYN-ACKs, ARP/ICMP replies). A separate, fixed arena means a flood
+ * of connections or a peer that never reads can exhaust only the network's
+ * memory, never the application's heap, and exhaustion shows up as counted
+ * mem.err in the stats printed at exit. 4 MiB: 64 connections with a full
+ * send buffer (64 * 23 KiB = 1.5 MiB) plus 1024 queued SYN-ACKs (~100 KiB),
+ * with room to spare; it costs only BSS. */
+#define MEM_LIBC_MALLOC 0
+#define MEM_SIZE (4 * 1024 * 1024)
+
+/* Receive pbufs: the driver's frames are copied into these. 1024 full-size
+ * buffers (1.6 MiB) cover the receive windows of the connections that are
+ * actually queueing data plus a burst of SYNs; a frame that finds the pool
+ * empty is a counted drop (rx_no_pbuf) and TCP retransmits it. */
+#define PBUF_POOL_SIZE 1024
+/* PBUF_ROM/REF headers: tcp_write() without TCP_WRITE_FLAG_COPY (static
+ * responses) takes one per segment; the default 16 is far too few for 64
+ * connections. */
+#define MEMP_NUM_PBUF 256
+
+/* ---- protocols ------------------------------------------------------------- */
+#define LWIP_ARP 1
+#define LWIP_ETHERNET 1
+#define LWIP_IPV4 1
+#define LWIP_IPV6 0 /* not needed; the user-mode and tap networks are IPv4 */
+#define LWIP_ICMP 1
+#define LWIP_RAW 1
+#define LWIP_UDP 1
+#define LWIP_TCP 1
+#define LWIP_DHCP 1
+/* DHCP normally probes the offered address with ARP before binding, which
+ * costs about a second of boot under TCG. On the virtual LANs this runs on
+ * the DHCP server is the only source of addresses, so skip the probe. */
+#define DHCP_DOES_ARP_CHECK 0
+/* One interface (plus loopback unless disabled): lets lwIP skip netif lookups. */
+#define LWIP_SINGLE_NETIF 1
+#define LWIP_HAVE_LOOPIF 0
+#define LWIP_NETIF_LOOPBACK 0
+/* The netif's link state comes from the driver, and status changes (DHCP
+ * binding) are observed by polling netif_is_up/dhcp_supplied_address. */
+#define LWIP_NETIF_STATUS_CALLBACK 0
+/* Keep an outgoing packet while ARP resolves its next hop: the first reply
+ * to a new peer would otherwise be lost until TCP retransmits it. */
+#define ARP_QUEUEING 1
+
+/* ---- TCP ------------------------------------------------------------------- */
+/* Ethernet MTU 1500 - 40 bytes of IP and TCP headers. */
+#define TCP_MSS 1460
+/* 16 segments each way (23 KiB) fits the 16-bit window field without window
+ * scaling and is enough to fill the virtual link; a connection's buffers only
+ * cost memory while data is actually queued. TCP_SND_QUEUELEN keeps lwIP's
+ * formula (4 pbufs per MSS of buffer = 64 segments). */
+#define TCP_WND (16 * TCP_MSS)
+#define TCP_SND_BUF (16 * TCP_MSS)
+/* PCBs: 64 established keep-alive connections + 1024 connections in the
+ * handshake (lwIP has no SYN cache: each SYN_RCVD connection is a full pcb,
+ * so this, not the listen backlog, bounds pending connections) + 64 for
+ * connections closing or in TIME_WAIT (lwIP reuses the oldest TIME_WAIT pcb
+ * when the pool runs dry, so these need not cover every one). */
+#define MEMP_NUM_TCP_PCB (64 + 1024 + 64)
+#define MEMP_NUM_TCP_PCB_LISTEN 8
+/* Segments queued for (re)transmission, all connections together: one SYN-ACK
+ * for each of the 1024 pending handshakes plus a deep send queue on the
+ * established ones. A tcp_seg is ~40 bytes, so being generous is cheap. */
+#define MEMP_NUM_TCP_SEG 4096
+/* The listen backlog stays off (TCP_LISTEN_BACKLOG 0): with the raw API the
+ * accept callback runs as soon as a handshake completes, so no connection
+ * waits between handshake and accept; lwIP's backlog counter is also a u8_t,
+ * too small to express 1024. */
+#define TCP_LISTEN_BACKLOG 0
+/* Bound what one peer can park in the out-of-order queue (a hostile or
+ * lossy peer could otherwise hold much of the pbuf pool). */
+#define TCP_OOSEQ_MAX_PBUFS 16
+/* TIME_WAIT lasts 2 * TCP_MSL. lwIP's default (2 * 60 s) with no recycling
+ * stalls new-connection benchmarks: clients and slirp reuse ports within
+ * seconds, and lwIP answers a SYN that matches a TIME_WAIT pcb with an ACK or
+ * RST. Chosen: 2 s of TIME_WAIT (segments do not linger for a second on a
+ * virtual link) AND Linux-style recycling: a SYN whose sequence number lies
+ * beyond the old connection's ends the TIME_WAIT pcb and goes to the listener
+ * (net/tcp_hooks.c, via LWIP_HOOK_TCP_INPACKET_PCB). */
+#define TCP_MSL 1000UL
+/* Compute the TCP checksum while tcp_write copies data instead of in a second
+ * pass (the user network offers no checksum offload). */
+#define LWIP_CHECKSUM_ON_COPY 1
+
+/* ---- hooks (net/lwip_hooks.h) ---------------------------------------------- */
+#define LWIP_HOOK_FILENAME "lwip_hooks.h"
+/* RFC 6528-style initial sequence numbers instead of lwIP's predictable
+ * counter. */
+#define LWIP_HOOK_TCP_ISN(local_ip, local_port, remote_ip, remote_port) \
+	net_tcp_isn((local_ip), (local_port), (remote_ip), (remote_port))
+/* TIME_WAIT recycling, see TCP_MSL above. */
+#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
+	net_tcp_inpacket((pcb), (hdr), (optlen), (opt1len), (opt2), (p))
+
+/* ---- statistics ------------------------------------------------------------ */
+/* Counters for every protocol and pool, printed at exit by net/stats.c.
+ * LWIP_STATS_DISPLAY gives each pool its name in the stats. */
+#define LWIP_STATS 1
+/* 32-bit counters: the default 16-bit ones wrap within one benchmark run. */
+#define LWIP_STATS_LARGE 1
+#define LWIP_STATS_DISPLAY 1
+#define LINK_STATS 1
+#define ETHARP_STATS 1
+#define IP_STATS 1
+#define ICMP_STATS 1
+#define UDP_STATS 1
+#define TCP_STATS 1
+#define MEM_STATS 1
+#define MEMP_STATS 1
+#define SYS_STATS 0 /* no semaphores or mailboxes to count */
+
+#endif

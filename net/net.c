@@ -1,0 +1,170 @@
+/*
+ * net.c: starting the network (device, lwIP, address) and driving it: the
+ * poll step, the O(1) "is there work" test, and the simple wait that parks
+ * the CPU until there is. Everything runs in thread context.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "lwip/dhcp.h"
+#include "lwip/init.h"
+#include "lwip/ip4_addr.h"
+#include "lwip/netif.h"
+#include "lwip/sys.h"
+#include "lwip/timeouts.h"
+#include "netif/ethernet.h"
+#include "kernel/kernel.h"
+#include "drivers/virtio/virtio.h"
+#include "net.h"
+#include "net_internal.h"
+
+/* Frames fed to lwIP per poll: enough to drain a burst, few enough that
+ * timers and the application get their turn. */
+#define NET_RX_BUDGET 64
+/* How long net_init waits for a DHCP lease. */
+#define DHCP_WAIT_NS (10 * NSEC_PER_SEC)
+
+/* The one interface. */
+static struct netif net_if;
+/* net_init has completed. */
+static bool net_up;
+
+bool net_poll(void)
+{
+	if (!netif_is_up(&net_if))
+		return false; /* before net_init (the DHCP wait polls too) */
+	net_counters.polls++;
+	int work = vnet_tx_reclaim();
+	work += vnet_rx(net_netif_deliver, &net_if, NET_RX_BUDGET);
+	if (sys_timeouts_sleeptime() == 0) {
+		sys_check_timeouts();
+		net_counters.timer_runs++;
+		work++;
+	}
+	if (work)
+		net_counters.polls_with_work++;
+	return work > 0;
+}
+
+bool net_work_pending(void)
+{
+	return vnet_rx_pending() || sys_timeouts_sleeptime() == 0;
+}
+
+uint64_t net_next_deadline_ns(void)
+{
+	u32_t wait_ms = sys_timeouts_sleeptime();
+	if (wait_ms == SYS_TIMEOUTS_SLEEPTIME_INFINITE)
+		return UINT64_MAX;
+	/* lwIP's timer is due once sys_now() reaches now + wait_ms. */
+	return ((uint64_t)sys_now() + wait_ms) * 1000000;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+void net_wait(uint64_t deadline_ns)
+{
+	/* Clear the flag first, then turn the interrupt on and look again: a
+	 * frame that arrives after the look raises the flag, and cpu_park
+	 * returns at once. */
+	vnet_wake = false;
+	bool arrived = vnet_rx_irq_enable(true);
+	uint64_t until = min_u64(deadline_ns, min_u64(net_next_deadline_ns(), timer_next_deadline()));
+	if (!arrived && !vnet_rx_pending() && until > clock_ns()) {
+		net_counters.waits++;
+		cpu_park(until, &vnet_wake);
+	}
+	/* net_poll runs with the interrupt off. */
+	vnet_rx_irq_enable(false);
+	timer_run_expired();
+}
+
+/* The value of kernel option `key` as an IPv4 address: 1 found, 0 absent,
+ * -1 malformed (after saying so). */
+static int address_option(const char *key, ip4_addr_t *addr)
+{
+	const char *value = kernel_option(key);
+	if (!value)
+		return 0;
+	if (!ip4addr_aton(value, addr)) {
+		kprintf("net: %s=%s is not an IPv4 address\n", key, value);
+		return -1;
+	}
+	return 1;
+}
+
+/* Waits for a DHCP lease for at most DHCP_WAIT_NS; 0 or -ETIMEDOUT. */
+static int dhcp_configure(void)
+{
+	if (dhcp_start(&net_if) != ERR_OK) {
+		kprintf("net: DHCP could not start (out of memory?)\n");
+		return -ENOMEM;
+	}
+	uint64_t deadline = clock_ns() + DHCP_WAIT_NS;
+	while (!dhcp_supplied_address(&net_if)) {
+		if (clock_ns() >= deadline) {
+			dhcp_stop(&net_if);
+			kprintf("net: DHCP: no lease after %llu s; is a DHCP server on this network? "
+				"Or give ip=ADDR [mask=MASK] [gw=ADDR] on the kernel command line\n",
+				DHCP_WAIT_NS / NSEC_PER_SEC);
+			return -ETIMEDOUT;
+		}
+		net_poll();
+		if (!net_work_pending())
+			net_wait(deadline);
+	}
+	return 0;
+}
+
+static void print_config(bool dhcp)
+{
+	const uint8_t *mac = net_if.hwaddr;
+	char ip[16], gw[16];
+	ip4addr_ntoa_r(netif_ip4_addr(&net_if), ip, sizeof ip);
+	ip4addr_ntoa_r(netif_ip4_gw(&net_if), gw, sizeof gw);
+	int prefix = __builtin_popcount(ip4_addr_get_u32(netif_ip4_netmask(&net_if)));
+	kprintf("net: %02x:%02x:%02x:%02x:%02x:%02x ip %s/%d gw %s%s\n", mac[0], mac[1], mac[2],
+		mac[3], mac[4], mac[5], ip, prefix, gw, dhcp ? " (dhcp)" : "");
+}
+
+static void print_stats_at_exit(void)
+{
+	if (!kernel_option("quiet"))
+		net_stats_print();
+}
+
+int net_init(void)
+{
+	if (net_up)
+		return 0;
+	int rc = vnet_init();
+	if (rc < 0)
+		return rc; /* the driver has said why */
+	lwip_init();
+
+	ip4_addr_t ip, mask, gw;
+	ip4_addr_set_zero(&ip);
+	ip4_addr_set_zero(&gw);
+	IP4_ADDR(&mask, 255, 255, 255, 0);
+	int have_ip = address_option("ip", &ip);
+	if (have_ip < 0 || address_option("mask", &mask) < 0 || address_option("gw", &gw) < 0)
+		return -EINVAL;
+
+	if (!netif_add(&net_if, &ip, &mask, &gw, NULL, net_netif_init, ethernet_input)) {
+		kprintf("net: netif_add failed\n");
+		return -EIO;
+	}
+	netif_set_default(&net_if);
+	netif_set_up(&net_if);
+	vnet_rx_irq_enable(false); /* polled until net_wait parks */
+	atexit(print_stats_at_exit);
+
+	bool dhcp = have_ip == 0;
+	if (dhcp && (rc = dhcp_configure()) < 0)
+		return rc;
+	net_up = true;
+	print_config(dhcp);
+	return 0;
+}

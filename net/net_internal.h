@@ -1,0 +1,47 @@
+/*
+ * net_internal.h: what the files of the network layer share among
+ * themselves (not for applications; they include net/net.h). The counters,
+ * the netif glue between lwIP and the virtio-net driver, and the TIME_WAIT
+ * recycling step of tcp_hooks.c.
+ */
+#ifndef NET_INTERNAL_H
+#define NET_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct netif;
+
+/* The layer's own counters, printed at exit (stats.c). */
+struct net_counters {
+	uint64_t rx_frames, rx_bytes;      /* frames the driver delivered to lwIP */
+	uint64_t tx_frames, tx_bytes;      /* frames handed to the driver */
+	uint64_t rx_drop_no_pbuf;          /* pbuf pool empty: frame dropped */
+	uint64_t rx_drop_too_long;         /* longer than an Ethernet frame may be */
+	uint64_t rx_drop_input;            /* lwIP's input refused the frame */
+	uint64_t tx_drop_ring_full;        /* ring still full after a reclaim */
+	uint64_t tx_drop_no_pbuf;          /* no pbuf to flatten a long chain into */
+	uint64_t tx_drop_invalid;          /* driver refused the frame (-EINVAL) */
+	uint64_t tx_flattened;             /* chains copied into one pbuf (> VNET_MAX_SEGS) */
+	uint64_t tx_retry_after_reclaim;   /* ring full, then accepted after a reclaim */
+	uint64_t tcp_timewait_recycled;    /* TIME_WAIT pcbs ended by a new SYN */
+	uint64_t polls, polls_with_work;   /* net_poll calls, and those that did something */
+	uint64_t timer_runs;               /* sys_check_timeouts calls (only when due) */
+	uint64_t waits;                    /* net_wait calls that parked the CPU */
+};
+extern struct net_counters net_counters;
+
+/* netif.c: the lwIP interface over the driver. */
+int8_t net_netif_init(struct netif *netif);               /* netif_add's init_fn */
+void net_netif_deliver(void *ctx, const void *frame, size_t len); /* vnet_rx callback; ctx = netif */
+void net_netif_tx_done(void *cookie);                     /* vnet tx-done callback; cookie = pbuf */
+
+/* tcp_hooks.c: ends the TIME_WAIT pcb that the last input SYN asked to
+ * replace; true when it did (then feed that frame in again). */
+bool net_tcp_recycle_timewait(void);
+
+/* stats.c: print the counters, the driver's and lwIP's statistics. */
+void net_stats_print(void);
+
+#endif

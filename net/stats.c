@@ -1,0 +1,80 @@
+/*
+ * stats.c: the network's report at exit: the layer's own counters (frames,
+ * drops by reason, polls), the driver's statistics, and lwIP's protocol,
+ * heap and pool statistics, compactly (one line per protocol, only pools
+ * that were used).
+ */
+#include "lwip/memp.h"
+#include "lwip/stats.h"
+#include "kernel/kernel.h"
+#include "drivers/virtio/virtio.h"
+#include "net_internal.h"
+
+static void print_counters(void)
+{
+	const struct net_counters *c = &net_counters;
+	kprintf("net: frames in %llu (%llu bytes) out %llu (%llu bytes); polls %llu, %llu with work; "
+		"timer runs %llu; waits %llu\n",
+		(unsigned long long)c->rx_frames, (unsigned long long)c->rx_bytes,
+		(unsigned long long)c->tx_frames, (unsigned long long)c->tx_bytes,
+		(unsigned long long)c->polls, (unsigned long long)c->polls_with_work,
+		(unsigned long long)c->timer_runs, (unsigned long long)c->waits);
+	kprintf("net: drops: rx no-pbuf %llu too-long %llu refused %llu; tx ring-full %llu no-pbuf %llu "
+		"invalid %llu; tx flattened %llu, retried after reclaim %llu; TIME_WAIT recycled %llu\n",
+		(unsigned long long)c->rx_drop_no_pbuf, (unsigned long long)c->rx_drop_too_long,
+		(unsigned long long)c->rx_drop_input, (unsigned long long)c->tx_drop_ring_full,
+		(unsigned long long)c->tx_drop_no_pbuf, (unsigned long long)c->tx_drop_invalid,
+		(unsigned long long)c->tx_flattened, (unsigned long long)c->tx_retry_after_reclaim,
+		(unsigned long long)c->tcp_timewait_recycled);
+}
+
+static void print_proto(const char *name, const struct stats_proto *s)
+{
+	kprintf("lwip %-6s xmit %u recv %u drop %u chkerr %u lenerr %u memerr %u rterr %u "
+		"proterr %u opterr %u err %u\n",
+		name, (unsigned)s->xmit, (unsigned)s->recv, (unsigned)s->drop, (unsigned)s->chkerr,
+		(unsigned)s->lenerr, (unsigned)s->memerr, (unsigned)s->rterr, (unsigned)s->proterr,
+		(unsigned)s->opterr, (unsigned)s->err);
+}
+
+/* "name used/max/avail" (+ errors) for each pool that was ever used. */
+static void print_pools(void)
+{
+	char line[160];
+	int len = 0;
+	for (int i = 0; i < MEMP_MAX; i++) {
+		const struct stats_mem *m = lwip_stats.memp[i];
+		if (!m || m->max == 0)
+			continue;
+		char item[80];
+		int n = ksnprintf(item, sizeof item, " %s %u/%u/%u", m->name, (unsigned)m->used,
+				  (unsigned)m->max, (unsigned)m->avail);
+		if (m->err || m->illegal)
+			n += ksnprintf(item + n, sizeof item - n, " err %u illegal %u", (unsigned)m->err,
+				       (unsigned)m->illegal);
+		if (len > 0 && len + n > 110) {
+			kprintf("lwip pools (used/max/size):%s\n", line);
+			len = 0;
+		}
+		len += ksnprintf(line + len, sizeof line - len, "%s", item);
+	}
+	if (len > 0)
+		kprintf("lwip pools (used/max/size):%s\n", line);
+}
+
+void net_stats_print(void)
+{
+	print_counters();
+	vnet_stats_print();
+	print_proto("link", &lwip_stats.link);
+	print_proto("etharp", &lwip_stats.etharp);
+	print_proto("ipfrag", &lwip_stats.ip_frag);
+	print_proto("ip", &lwip_stats.ip);
+	print_proto("icmp", &lwip_stats.icmp);
+	print_proto("udp", &lwip_stats.udp);
+	print_proto("tcp", &lwip_stats.tcp);
+	kprintf("lwip heap used %u max %u of %u err %u illegal %u\n", (unsigned)lwip_stats.mem.used,
+		(unsigned)lwip_stats.mem.max, (unsigned)lwip_stats.mem.avail,
+		(unsigned)lwip_stats.mem.err, (unsigned)lwip_stats.mem.illegal);
+	print_pools();
+}

@@ -1,0 +1,90 @@
+/*
+ * tcp_hooks.c: the two TCP hooks lwipopts.h installs in lwIP.
+ *
+ *  - net_tcp_isn: initial sequence numbers after RFC 6528 (clock + keyed hash)
+ *    instead of lwIP's global counter, which any peer can predict.
+ *  - TIME_WAIT recycling: lwIP answers a SYN that matches a connection in
+ *    TIME_WAIT with an ACK or RST, so a client reusing its port within the
+ *    TIME_WAIT period stalls. Like Linux, we accept such a SYN when its
+ *    sequence number lies beyond everything the old connection received: the
+ *    hook drops the SYN and remembers the pcb; the netif input path then ends
+ *    that pcb (net_tcp_recycle_timewait) and feeds the frame in again, and the
+ *    listener accepts it.
+ */
+#include "lwip/ip4_addr.h"
+#include "lwip/priv/tcp_priv.h"
+#include "lwip/tcp.h"
+#include "kernel/kernel.h"
+#include "net_internal.h"
+
+/* ---- initial sequence numbers -------------------------------------------- */
+
+/* Secret key of the hash, drawn once on first use. */
+static uint64_t isn_key[2];
+static bool isn_key_set;
+
+/* A 64-bit mixing function (the splitmix64 finaliser). Keyed by isn_key it is
+ * not a cryptographic PRF, but it makes the ISN of one connection say nothing
+ * useful about another's, which is what RFC 6528 is after. */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+u32_t net_tcp_isn(const struct ip4_addr *local_ip, u16_t local_port,
+		  const struct ip4_addr *remote_ip, u16_t remote_port)
+{
+	if (!isn_key_set) {
+		isn_key[0] = ((uint64_t)net_random_u32() << 32) | net_random_u32();
+		isn_key[1] = ((uint64_t)net_random_u32() << 32) | net_random_u32();
+		isn_key_set = true;
+	}
+	uint64_t addrs = ((uint64_t)local_ip->addr << 32) | remote_ip->addr;
+	uint64_t ports = ((uint64_t)local_port << 16) | remote_port;
+	uint64_t hash = mix64(mix64(addrs ^ isn_key[0]) ^ ports ^ isn_key[1]);
+	/* RFC 793's clock ticks every 4 us. */
+	return (u32_t)(clock_ns() / 4000) + (u32_t)hash;
+}
+
+/* ---- TIME_WAIT recycling --------------------------------------------------- */
+
+/* The TIME_WAIT pcb a just-dropped SYN wants to replace; NULL when none. */
+static struct tcp_pcb *timewait_to_recycle;
+
+err_t net_tcp_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen,
+		       u16_t opt1len, u8_t *opt2, struct pbuf *p)
+{
+	(void)optlen, (void)opt1len, (void)opt2, (void)p;
+	if (pcb->state != TIME_WAIT)
+		return ERR_OK;
+	u8_t flags = TCPH_FLAGS(hdr) & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN);
+	/* tcp_input has already turned hdr->seqno into host order. */
+	if (flags != TCP_SYN || !TCP_SEQ_GT(hdr->seqno, pcb->rcv_nxt))
+		return ERR_OK; /* lwIP's own TIME_WAIT handling */
+	/* The hook may not change pcb lists, so only remember the pcb here. */
+	timewait_to_recycle = pcb;
+	return ERR_ABRT; /* drop this copy of the SYN */
+}
+
+bool net_tcp_recycle_timewait(void)
+{
+	struct tcp_pcb *victim = timewait_to_recycle;
+	if (!victim)
+		return false;
+	timewait_to_recycle = NULL;
+	/* It must still be in TIME_WAIT (nothing between the hook and here can
+	 * free it, but a stale pointer would be fatal, and the list is short). */
+	for (struct tcp_pcb *pcb = tcp_tw_pcbs; pcb; pcb = pcb->next) {
+		if (pcb == victim) {
+			tcp_abort(victim); /* TIME_WAIT: unlinked and freed, no RST */
+			net_counters.tcp_timewait_recycled++;
+			return true;
+		}
+	}
+	return false;
+}
