@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# 21-rawhttp-tap: the raw-API server on a tap device inside a private network
+# namespace (192.0.2.0/24, nothing outside it is reachable), with a static
+# address from the command line. Without slirp's backlog of 1 in the way it
+# checks what user networking cannot: bursts of new connections (ab -c 16)
+# and 64 keep-alive connections, a client port reused while the server still
+# holds it in TIME_WAIT (must be accepted at once: recycling), and a burst
+# of hostile frames (junk, truncated and lying headers), after which the
+# server must still answer. Also: no DHCP server -> a clear error within the
+# bounded wait, and no NIC at all -> a clear error.
+set -uo pipefail
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
+. "$ROOT/tests/integration/lib-net.sh"
+QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
+IMAGE=$ROOT/$BUILD/apps/rawhttp.elf
+
+[ -f "$IMAGE" ] || skip "$IMAGE not built"
+command -v curl >/dev/null && command -v ab >/dev/null && command -v python3 >/dev/null ||
+	skip "curl, ab or python3 missing"
+netns_usable || skip "tap networking needs root, ip and /dev/net/tun"
+NS=rawhttp-$$
+tmp=$(mktemp -d)
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
+netns_create "$NS" || skip "cannot create a network namespace here"
+NET_EXEC=(ip netns exec "$NS")
+GUEST=$NETNS_GUEST_IP
+url=http://$GUEST:80
+
+# The serial console ends lines with CR LF.
+console() { tr -d '\r' <"$tmp/console"; }
+show_console() { echo "---- console"; console; }
+die() { show_console; fail "$*"; }
+# boot_bg APPEND: QEMU in the namespace, in the background, console to a file.
+boot_bg() {
+	"${NET_EXEC[@]}" "$QEMU_RUN" --timeout 200 --net tap --tap "$NETNS_TAP" --append "$1" \
+		"$LOADER" "$IMAGE" </dev/null >"$tmp/console" 2>&1 &
+	pid=$!
+}
+
+echo "== no DHCP server on the tap: a clear error after the bounded wait"
+SECONDS=0
+boot_bg "-- 80"
+wait "$pid"
+rc=$? pid=""
+[ $rc = 1 ] || die "exit status $rc, expected 1"
+console | grep -E '^net: DHCP: no lease after 10 s' >/dev/null || die "no DHCP timeout message"
+[ $SECONDS -le 40 ] || die "the DHCP wait took ${SECONDS}s"
+
+echo "== no NIC: a clear error"
+"$QEMU_RUN" --timeout 60 --append "-- 80" "$LOADER" "$IMAGE" </dev/null >"$tmp/console" 2>&1
+rc=$?
+[ $rc = 1 ] || die "exit status $rc, expected 1"
+console | grep '^virtio-net: no modern virtio-net device' >/dev/null || die "no message about the missing NIC"
+
+echo "== booting rawhttp at $GUEST (static address)"
+boot_bg "ip=$GUEST gw=$NETNS_HOST_IP mask=$NETNS_MASK -- 80"
+end=$((SECONDS + 60))
+while [ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null &&
+	! console | grep '^rawhttp: listening on port 80$' >/dev/null; do
+	sleep 0.2
+done
+console | grep -E "^net: 52:54:00:12:34:56 ip ${GUEST//./\\.}/24 gw ${NETNS_HOST_IP//./\\.}\$" >/dev/null ||
+	die "no static configuration line"
+wait_http "$url/" 20 "$pid" || die "no HTTP answer"
+
+ab_check() { # N ab-options...: ab must complete N requests with 0 failures
+	local n=$1
+	shift
+	echo "== ab -n $n $*"
+	"${NET_EXEC[@]}" timeout 120 ab -q -n "$n" -s 10 "$@" "$url/" >"$tmp/ab" 2>&1 || { cat "$tmp/ab"; die "ab failed"; }
+	grep -E '^(Complete|Failed) requests|^Requests per second|^Time taken' "$tmp/ab"
+	grep -Eq "^Complete requests: +$n\$" "$tmp/ab" && grep -Eq '^Failed requests: +0$' "$tmp/ab" ||
+		{ cat "$tmp/ab"; die "ab: incomplete or failed requests"; }
+}
+ab_check 3000 -k -c 64
+ab_check 1000 -c 16
+
+echo "== one client port three times in a row (the server holds it in TIME_WAIT)"
+cport=$((41000 + RANDOM % 1000))
+for i in 1 2 3; do
+	start=$(date +%s%N)
+	"${NET_EXEC[@]}" curl -s -m 5 --local-port "$cport" -H 'Connection: close' "$url/" >"$tmp/got" ||
+		die "connection $i from port $cport failed"
+	ms=$((($(date +%s%N) - start) / 1000000))
+	echo "   connection $i: ${ms} ms"
+	[ "$(wc -c <"$tmp/got")" = 41 ] || die "connection $i: wrong answer"
+	[ $ms -lt 900 ] || die "connection $i took ${ms} ms: the SYN was not accepted at once"
+done
+
+echo "== hostile frames into the tap, then the server must still answer"
+mac=52:54:00:12:34:56
+"${NET_EXEC[@]}" timeout 60 python3 - "$NETNS_TAP" "$mac" "$GUEST" "$NETNS_HOST_IP" <<'PY' || die "could not send the frames"
+import os, random, socket, struct, sys
+ifname, mac, guest, host = sys.argv[1:5]
+dst = bytes.fromhex(mac.replace(':', ''))
+src = bytes.fromhex('020000000001')
+g, h = socket.inet_aton(guest), socket.inet_aton(host)
+rng = random.Random(20)
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((ifname, 0))
+def eth(ethertype, payload): return dst + src + struct.pack('!H', ethertype) + payload
+def csum(data):
+    data += b'\0' * (len(data) & 1)
+    total = sum(struct.unpack(f'!{len(data) // 2}H', data))
+    while total >> 16: total = (total & 0xffff) + (total >> 16)
+    return ~total & 0xffff
+def ip(proto, payload, ihl=5, total=None, frag=0, ttl=64):
+    # A correct header checksum, so that lies in the other fields get past it.
+    total = 20 + len(payload) if total is None else total
+    hdr = struct.pack('!BBHHHBBH4s4s', 0x40 | ihl, 0, total, rng.getrandbits(16), frag, ttl, proto, 0, h, g)
+    return hdr[:10] + struct.pack('!H', csum(hdr)) + hdr[12:] + payload
+def tcp(sport, seq, ack, offset_flags, window, payload, good_checksum):
+    seg = struct.pack('!HHIIHHHH', sport, 80, seq, ack, offset_flags, window, 0, 0) + payload
+    if good_checksum:
+        seg = seg[:16] + struct.pack('!H', csum(h + g + struct.pack('!BBH', 0, 6, len(seg)) + seg)) + seg[18:]
+    return seg
+frames = []
+for n in range(300):
+    frames.append(eth(rng.getrandbits(16), os.urandom(rng.randrange(0, 1500))))          # junk of any type
+    frames.append(eth(0x0800, os.urandom(rng.randrange(0, 60))))                        # junk "IPv4"
+    frames.append(eth(0x0800, ip(6, os.urandom(rng.randrange(0, 40)))))                 # truncated TCP
+    frames.append(eth(0x0800, ip(6, os.urandom(40), total=rng.randrange(0, 65536))))    # lying total length
+    frames.append(eth(0x0800, ip(6, os.urandom(60), ihl=rng.randrange(0, 16))))         # lying header length
+    frames.append(eth(0x0800, ip(17, os.urandom(rng.randrange(0, 100)), frag=rng.getrandbits(16))))  # fragments
+    frames.append(eth(0x0806, os.urandom(rng.randrange(0, 60))))                        # junk ARP
+    for good in (False, True):                                                          # random TCP to port 80,
+        frames.append(eth(0x0800, ip(6, tcp(rng.getrandbits(16), rng.getrandbits(32),   # bad and good checksums,
+            rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(16),              # any flags and offsets
+            os.urandom(rng.randrange(0, 40)), good))))
+for f in frames:
+    s.send(f[:1514])
+print(f"sent {len(frames)} frames")
+PY
+kill -0 "$pid" 2>/dev/null || die "the guest died"
+"${NET_EXEC[@]}" curl -s -m 10 "$url/" >"$tmp/got" && [ "$(wc -c <"$tmp/got")" = 41 ] || die "no answer after the hostile frames"
+ab_check 300 -k -c 4
+
+echo "== shutdown request"
+"${NET_EXEC[@]}" curl -s -m 10 "$url/__shutdown" >/dev/null || die "no answer to the shutdown request"
+wait "$pid"
+rc=$? pid=""
+show_console
+[ $rc = 0 ] || fail "qemu-run returned $rc, not the app's 0"
+recycled=$(console | sed -nE 's/^net: drops: .*TIME_WAIT recycled ([0-9]+)$/\1/p')
+[ -n "$recycled" ] && [ "$recycled" -ge 2 ] || fail "TIME_WAIT recycled ${recycled:-?} times, expected at least 2"
+console | grep -E '^lwip ip .* chkerr [1-9]' >/dev/null && console | grep -E '^lwip tcp .* chkerr [1-9]' >/dev/null ||
+	fail "the hostile frames were not counted by lwIP"
+echo "all good"
