@@ -25,8 +25,8 @@
 
 /* The one interface. */
 static struct netif net_if;
-/* net_init has completed. */
-static bool net_up;
+/* net_init's result once it has run (lwIP cannot be started twice); 1 before. */
+static int net_init_result = 1;
 
 bool net_poll(void)
 {
@@ -135,10 +135,8 @@ static void print_stats_at_exit(void)
 		net_stats_print();
 }
 
-int net_init(void)
+static int net_start(void)
 {
-	if (net_up)
-		return 0;
 	int rc = vnet_init();
 	if (rc < 0)
 		return rc; /* the driver has said why */
@@ -164,7 +162,13 @@ int net_init(void)
 	bool dhcp = have_ip == 0;
 	if (dhcp && (rc = dhcp_configure()) < 0)
 		return rc;
-	net_up = true;
 	print_config(dhcp);
 	return 0;
+}
+
+int net_init(void)
+{
+	if (net_init_result > 0)
+		net_init_result = net_start();
+	return net_init_result;
 }

@@ -24,7 +24,7 @@
  * absent. Prints one line with the MAC and the address, and registers an
  * atexit() handler that prints the layer's counters and lwIP's statistics
  * (unless the kernel option quiet is set). 0, or a negative errno after
- * printing why. Calling it again returns 0. */
+ * printing why. Later calls return the first call's result. */
 int net_init(void);
 
 /* Do the network's pending work: reclaim sent frames, feed received frames

@@ -10,7 +10,9 @@
  * with "Connection: close". A FIN from the client closes the connection;
  * malformed or oversized requests are counted and the connection closed.
  * GET /__shutdown is answered, then the server exits with status 0 (and the
- * network layer prints its counters).
+ * network layer prints its counters). GET /__pieces is answered with the same
+ * bytes written as 40 separate pieces, which lwIP chains into one segment of
+ * more pbufs than the driver takes: the network layer's flattening path.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,10 @@ _Static_assert(sizeof(BODY) - 1 == 41, "the body is 41 bytes");
 	"Connection: " connection "\r\n\r\n"
 static const char response_keep_alive[] = HEAD("keep-alive") BODY;
 static const char response_close[] = HEAD("close") BODY;
+/* A second copy, so that pieces alternating between the two are never
+ * adjacent in memory (lwIP would merge adjacent ones). */
+static const char response_keep_alive_copy[] = HEAD("keep-alive") BODY;
+#define PIECES 40
 
 /* A request head (request line and headers) may be this long; longer is an
  * error. */
@@ -72,6 +78,7 @@ static size_t head_length(const char *buf, size_t len)
 struct request {
 	bool keep_alive; /* the connection stays open after the answer */
 	bool shutdown;   /* GET /__shutdown */
+	bool pieces;     /* GET /__pieces */
 };
 
 /* Whether the header `name` (with its colon) in head[0..len) has a value
@@ -107,6 +114,7 @@ static bool parse_request(const char *head, size_t len, struct request *req)
 	if (!http11 && memcmp(version, "HTTP/1.0\r\n", 10) != 0)
 		return false;
 	req->shutdown = (size_t)(space - target) == 11 && memcmp(target, "/__shutdown", 11) == 0;
+	req->pieces = (size_t)(space - target) == 9 && memcmp(target, "/__pieces", 9) == 0;
 	if (http11)
 		req->keep_alive = !header_has(head, len, "Connection:", "close");
 	else
@@ -148,6 +156,23 @@ static err_t conn_abort(struct conn *c)
 	return ERR_ABRT;
 }
 
+/* The keep-alive response as PIECES writes alternating between its two
+ * copies; ERR_MEM (nothing written) unless all of it fits now. */
+static err_t write_in_pieces(struct tcp_pcb *pcb)
+{
+	size_t len = sizeof response_keep_alive - 1, piece = (len + PIECES - 1) / PIECES;
+	if (tcp_sndbuf(pcb) < len || tcp_sndqueuelen(pcb) + PIECES + 1 > TCP_SND_QUEUELEN)
+		return ERR_MEM;
+	for (size_t off = 0, i = 0; off < len; off += piece, i++) {
+		const char *from = (i % 2 ? response_keep_alive_copy : response_keep_alive) + off;
+		size_t n = len - off < piece ? len - off : piece;
+		err_t err = tcp_write(pcb, from, (u16_t)n, TCP_WRITE_FLAG_MORE);
+		if (err != ERR_OK)
+			return ERR_ABRT; /* half written: the stream is broken */
+	}
+	return ERR_OK;
+}
+
 /* Answer the complete requests in c->buf, in order, while the send buffer
  * has room. Returns what the calling callback must return. */
 static err_t answer_requests(struct conn *c)
@@ -161,7 +186,9 @@ static err_t answer_requests(struct conn *c)
 		}
 		const char *response = req.keep_alive ? response_keep_alive : response_close;
 		size_t response_len = req.keep_alive ? sizeof response_keep_alive - 1 : sizeof response_close - 1;
-		err_t err = tcp_write(c->pcb, response, (u16_t)response_len, 0 /* constant: no copy */);
+		err_t err = req.pieces && req.keep_alive
+				    ? write_in_pieces(c->pcb)
+				    : tcp_write(c->pcb, response, (u16_t)response_len, 0 /* constant: no copy */);
 		if (err == ERR_MEM) {
 			stats.deferred++;
 			return ERR_OK; /* the sent callback tries again */
