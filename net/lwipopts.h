@@ -46,9 +46,10 @@
  * empty is a counted drop (rx_no_pbuf) and TCP retransmits it. */
 #define PBUF_POOL_SIZE 1024
 /* PBUF_ROM/REF headers: tcp_write() without TCP_WRITE_FLAG_COPY (static
- * responses) takes one per segment; the default 16 is far too few for 64
- * connections. */
-#define MEMP_NUM_PBUF 256
+ * responses) holds one per write until the peer acknowledges it. 1088
+ * connections each with an answer in flight need that many (256 made 883 of
+ * 1088 burst answers wait, measured); a header is 24 bytes. */
+#define MEMP_NUM_PBUF 2048
 
 /* ---- protocols ------------------------------------------------------------- */
 #define LWIP_ARP 1

@@ -3,7 +3,7 @@
 # namespace (192.0.2.0/24, nothing outside it is reachable), with a static
 # address from the command line. Without slirp's backlog of 1 in the way it
 # checks what user networking cannot: bursts of new connections (ab -c 16)
-# and 64 keep-alive connections, a client port reused while the server still
+# and 64 keep-alive connections, 1088 connections opened at once, a client port reused while the server still
 # holds it in TIME_WAIT (must be accepted at once: recycling), and a burst
 # of hostile frames (junk, truncated and lying headers), after which the
 # server must still answer. Also: no DHCP server -> a clear error within the
@@ -31,7 +31,15 @@ url=http://$GUEST:80
 # The serial console ends lines with CR LF.
 console() { tr -d '\r' <"$tmp/console"; }
 show_console() { echo "---- console"; console; }
-die() { show_console; fail "$*"; }
+# On a failure, ask the guest to stop (bounded) so its counters reach the log.
+die() {
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+		"${NET_EXEC[@]}" curl -s -m 3 "$url/__shutdown" >/dev/null
+		for _ in $(seq 1 25); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+	fi
+	show_console
+	fail "$*"
+}
 # boot_bg APPEND: QEMU in the namespace, in the background, console to a file.
 boot_bg() {
 	"${NET_EXEC[@]}" "$QEMU_RUN" --timeout 200 --net tap --tap "$NETNS_TAP" --append "$1" \
@@ -76,6 +84,49 @@ ab_check() { # N ab-options...: ab must complete N requests with 0 failures
 }
 ab_check 3000 -k -c 64
 ab_check 1000 -c 16
+
+echo "== 1088 connections opened at once (64 keep-alive + a backlog of 1024), each answered"
+"${NET_EXEC[@]}" timeout 90 python3 - "$GUEST" 1088 <<'PY' || die "the connection burst failed"
+import resource, selectors, socket, sys, time
+host, count = sys.argv[1], int(sys.argv[2])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, count + 64)), hard))
+request = b'GET / HTTP/1.1\r\nHost: h\r\n\r\n'
+sel = selectors.DefaultSelector()
+start = time.monotonic()
+socks = []
+for _ in range(count):
+    s = socket.socket()
+    s.setblocking(False)
+    s.connect_ex((host, 80))
+    socks.append(s)
+    sel.register(s, selectors.EVENT_WRITE, bytearray())
+answered = 0
+deadline = start + 60
+while answered < count and time.monotonic() < deadline:
+    for key, ev in sel.select(1):
+        s, got = key.fileobj, key.data
+        if ev & selectors.EVENT_WRITE:
+            err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if err:
+                sys.exit(f"connect failed: errno {err}")
+            s.send(request)
+            sel.modify(s, selectors.EVENT_READ, got)
+            continue
+        data = s.recv(4096)
+        if not data:
+            sys.exit("closed without an answer")
+        got += data
+        if got.endswith(b'lwIP test.\n'):
+            if not got.startswith(b'HTTP/1.1 200 OK\r\n'):
+                sys.exit(f"bad answer {bytes(got)!r}")
+            sel.unregister(s)
+            answered += 1
+print(f"{answered} of {count} answered in {time.monotonic() - start:.1f} s")
+for s in socks:
+    s.close()
+sys.exit(0 if answered == count else 1)
+PY
 
 echo "== one client port three times in a row (the server holds it in TIME_WAIT)"
 cport=$((41000 + RANDOM % 1000))
