@@ -6,9 +6,9 @@
 APP_CFLAGS := $(GUEST_CFLAGS) -Werror
 APP_IMAGES :=
 
-$(BUILD)/apps/%.c.o: apps/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
+$(BUILD)/apps/%.c.o: apps/%.c mk/toolchain.mk | $(NEWLIB_STAMP) $(LWIP_STAMP)
 	@mkdir -p $(@D)
-	$(KCC) $(APP_CFLAGS) -c -o $@ $<
+	$(KCC) $(APP_CFLAGS) $(IMAGE_APP_INCLUDES) -c -o $@ $<
 # Test images (tests/images/) are apps too.
 $(BUILD)/tests/images/%.c.o: tests/images/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
 	@mkdir -p $(@D)
@@ -40,3 +40,5 @@ IMAGE_LIBS ?=
 IMAGE_APP_INCLUDES ?=
 
 $(eval $(call app_image,hello,apps/hello/hello.c))
+# The benchmark's server: the same sources as the Linux build (apps/httpd/httpd.mk).
+$(eval $(call app_image,httpd,apps/httpd/httpd.c apps/httpd/http.c))

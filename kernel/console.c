@@ -27,6 +27,11 @@ void console_write(const char *buf, size_t len)
 	}
 }
 
+bool console_input_ready(void)
+{
+	return inb(COM1 + 5) & LSR_DATA_READY;
+}
+
 int console_read(char *buf, size_t len)
 {
 	size_t n = 0;

@@ -18,6 +18,7 @@
 /* ---- console (COM1) -------------------------------------------------------- */
 void console_write(const char *buf, size_t len);
 int console_read(char *buf, size_t len); /* bytes read, 0 if none waiting */
+bool console_input_ready(void);
 int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int ksnprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -145,11 +146,17 @@ void pci_msix_mask(struct pci_dev *d, int entry, bool masked);
  * One table for the console and, later, sockets. A file is an object and the
  * operations on it; an operation left NULL fails with the errno Linux gives. */
 struct stat;
+struct iovec;
 struct file_ops {
 	long (*read)(void *obj, void *buf, size_t len);        /* bytes, or -errno */
 	long (*write)(void *obj, const void *buf, size_t len); /* bytes, or -errno */
+	long (*writev)(void *obj, const struct iovec *iov, int n); /* NULL: write each */
 	int (*close)(void *obj);                               /* 0 or -errno */
 	int (*fstat)(void *obj, struct stat *st);              /* 0 or -errno */
+	short (*poll)(void *obj, short events);                /* ready events (poll.h) */
+	int (*get_flags)(void *obj);                           /* O_NONBLOCK etc. */
+	int (*set_flags)(void *obj, int flags);                /* 0 or -errno */
+	int (*ioctl)(void *obj, unsigned long req, void *arg); /* 0 or -errno */
 	int isatty;                                            /* a terminal? */
 };
 #define FD_MAX 2048

@@ -8,6 +8,7 @@
  * underscore names are the same functions, for code that expects those.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -58,11 +59,23 @@ static int console_file_fstat(void *obj, struct stat *st)
 	return 0;
 }
 
+/* The console can always take output; input is ready when the UART holds a byte
+ * (looked at without consuming it). */
+static short console_file_poll(void *obj, short events)
+{
+	(void)obj;
+	short r = POLLOUT;
+	if ((events & POLLIN) && console_input_ready())
+		r |= POLLIN;
+	return r;
+}
+
 static const struct file_ops console_ops = {
 	.read = console_file_read,
 	.write = console_file_write,
 	.close = console_file_close,
 	.fstat = console_file_fstat,
+	.poll = console_file_poll,
 	.isatty = 1,
 };
 

@@ -12,10 +12,12 @@ NEWLIB := $(DEPS)/newlib/x86_64-elf
 GCC_INCLUDE := $(shell $(KCC) -print-file-name=include)
 LIBGCC := $(shell $(KCC) -print-libgcc-file-name)
 
-# Flags every guest object shares (kernel, drivers, net, apps).
+# Flags every guest object shares (kernel, drivers, net, apps). kernel/include
+# holds the POSIX headers newlib lacks that the kernel implements (poll, uio,
+# ioctl); net/include those of the socket layer.
 GUEST_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
                 -mcmodel=small -fno-stack-protector -fno-omit-frame-pointer -fno-optimize-sibling-calls \
-                -nostdinc -isystem $(NEWLIB)/include -isystem $(GCC_INCLUDE) \
+                -nostdinc -Ikernel/include -isystem $(NEWLIB)/include -isystem $(GCC_INCLUDE) \
                 -D_POSIX_TIMERS=1 -D_POSIX_MONOTONIC_CLOCK=200112L \
                 -Wall -Wextra -MMD -MP
 

@@ -14,13 +14,13 @@ LWIP_SRCS := $(LWIP_CORE_SRCS:%=src/core/%.c) $(LWIP_IPV4_SRCS:%=src/core/ipv4/%
              src/netif/ethernet.c
 LWIP_OBJS := $(LWIP_SRCS:%=$(BUILD)/net/lwip/%.o)
 
-NET_SRCS := net/net.c net/netif.c net/sys_arch.c net/stats.c net/tcp_hooks.c
+NET_SRCS := net/net.c net/netif.c net/sys_arch.c net/stats.c net/tcp_hooks.c net/socket.c net/inet.c
 NET_OBJS := $(NET_SRCS:%=$(BUILD)/%.o)
 NET_LIB  := $(BUILD)/net/libnet.a
 
 # lwipopts.h and arch/cc.h come from net/; our files include "kernel/kernel.h"
 # and "drivers/virtio/virtio.h" from the top.
-NET_INCLUDES := -I. -Inet -I$(LWIP_DIR)/src/include
+NET_INCLUDES := -I. -Inet/include -Inet -I$(LWIP_DIR)/src/include
 # lwIP's own code is not ours to keep warning-free; ours must be.
 LWIP_CFLAGS := $(GUEST_CFLAGS) $(NET_INCLUDES)
 NET_CFLAGS  := $(GUEST_CFLAGS) -Werror $(NET_INCLUDES)

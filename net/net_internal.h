@@ -44,4 +44,23 @@ bool net_tcp_recycle_timewait(void);
 /* stats.c: print the counters, the driver's and lwIP's statistics. */
 void net_stats_print(void);
 
+/* socket.c: the socket layer's counters. */
+struct socket_counters {
+	uint64_t sockets_open;          /* sockets now allocated */
+	uint64_t accepted;              /* connections the accept callback took */
+	uint64_t backlog_overflows;     /* refused: the listener's backlog was full */
+	uint64_t accept_no_memory;      /* refused: no memory for the socket */
+	uint64_t resets;                /* connections lwIP ended under us */
+	uint64_t egress_passes;         /* egress passes run */
+	uint64_t sockets_visited;       /* sockets (and naive backlog slots) they looked at */
+	uint64_t dispatches;            /* sockets they moved bytes or a FIN for */
+	uint64_t egress_marks;          /* sockets put on the egress list */
+	uint64_t outputs;               /* tcp_output calls */
+	uint64_t tcp_write_no_memory;   /* tcp_write refused for lack of memory */
+	uint64_t listener_checks;       /* listener readiness questions */
+	uint64_t listener_slots_walked; /* backlog slots looked at to answer them (naive) */
+};
+extern struct socket_counters net_socket_counters;
+void net_socket_stats_print(void);
+
 #endif

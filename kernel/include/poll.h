@@ -1,5 +1,5 @@
 /*
- * poll.h: readiness of several descriptors at once (net/socket.c).
+ * poll.h: readiness of several descriptors at once (kernel/poll.c).
  */
 #ifndef _POLL_H
 #define _POLL_H
