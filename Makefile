@@ -47,14 +47,21 @@ include tests/tests.mk
 all: deps $(LOADER) $(APP_IMAGES)
 
 # ---- running ---------------------------------------------------------------
-RUN_APP    ?= hello
+# `make run` serves the httpd image on 127.0.0.1:$(PORT); RUN_APP=hello (or any
+# image) boots that one instead, with RUN_APPEND as its command line.
+PORT       ?= 8080
+RUN_APP    ?= httpd
 RUN_APPEND ?= -- hello from make run
 GDB_PORT   ?= 1234
 
 .PHONY: run debug
 run: all
+ifeq ($(RUN_APP),httpd)
+	PORT=$(PORT) bench/serve $(BUILD)/apps/httpd.elf
+else
 	@echo "booting $(RUN_APP) under QEMU ($(or $(ACCEL),auto) accel); Ctrl-A X quits"
 	bench/qemu-run --append "$(RUN_APPEND)" $(LOADER) $(BUILD)/apps/$(RUN_APP).elf
+endif
 
 debug: all
 	@echo "QEMU waits for gdb on 127.0.0.1:$(GDB_PORT). In another terminal:"

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The unikernel's httpd (apps/httpd, the same source as the Linux guest's) on
+# the tap back-end: GET / byte for byte, then the loads, each with zero
+# failed requests: ab -k at 1, 8 and 64 connections, and new connections at 16
+# (the long run makes the client reuse ports the guest still holds in
+# TIME_WAIT). Then a shutdown request: exit status 0 and the counters printed,
+# with every socket freed.
+set -uo pipefail
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+. "$ROOT/tests/integration/lib-net.sh"
+IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
+[ -f "$IMAGE" ] || fail "no $IMAGE"
+netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
+command -v ab >/dev/null && command -v curl >/dev/null || skip "ab or curl missing"
+NS=uktest-$$
+tmp=$(mktemp -d)
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
+netns_create "$NS" || skip "cannot create a network namespace here"
+NET_EXEC=(ip netns exec "$NS")
+url=http://$NETNS_GUEST_IP
+
+"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 400 \
+	--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 80 -s" \
+	"$LOADER" "$IMAGE" </dev/null >"$tmp/console" 2>&1 &
+pid=$!
+wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer from the unikernel"; }
+
+"${NET_EXEC[@]}" curl -s -i "$url/" >"$tmp/got"
+printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\r\nHello from httpd, a poll()-based server.\n' >"$tmp/want"
+expect_file "$tmp/got" "$tmp/want"
+
+load() { # N C [-k]
+	local n=$1 c=$2 k=${3:-}
+	"${NET_EXEC[@]}" timeout 120 ab -q $k -n "$n" -c "$c" -s 10 "$url/" >"$tmp/ab" 2>&1 ||
+		{ cat "$tmp/ab"; fail "ab $k -n $n -c $c did not finish"; }
+	grep -q "^Complete requests: *$n\$" "$tmp/ab" && grep -q '^Failed requests: *0$' "$tmp/ab" &&
+		! grep -q '^Non-2xx responses' "$tmp/ab" ||
+		{ cat "$tmp/ab"; fail "ab $k -n $n -c $c: incomplete, failed or non-2xx requests"; }
+	echo "ab $k -n $n -c $c: $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$tmp/ab") req/s, 0 failed"
+}
+load 2000 1 -k
+load 4000 8 -k
+load 4000 64 -k
+load 1000 16
+load 20000 16
+
+"${NET_EXEC[@]}" curl -s -m 5 "$url/__shutdown" >/dev/null
+wait "$pid"
+rc=$?
+pid=""
+tr -d '\r' <"$tmp/console" >"$tmp/console.txt" && mv "$tmp/console.txt" "$tmp/console"
+cat "$tmp/console"
+[ $rc = 0 ] || fail "exit status $rc after the shutdown request"
+grep -q '^httpd: stopped (shutdown request)$' "$tmp/console" || fail "no clean stop"
+grep -Eq '^sockets: open 0, accepted [0-9]+, backlog overflows 0, resets 0;' "$tmp/console" ||
+	fail "sockets left open, overflows or resets"
+grep -Eq '^kernel: uptime [0-9]+ ms;' "$tmp/console" || fail "no kernel counters"
+echo "all good"
