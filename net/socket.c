@@ -242,10 +242,11 @@ static void on_err(void *arg, err_t err)
 	struct sock *s = arg;
 	if (!s)
 		return;
+	bool connecting = s->state == SS_CONNECTING;
 	s->pcb = NULL;
 	s->state = SS_CLOSED;
 	if (err == ERR_RST)
-		s->error = ECONNRESET;
+		s->error = connecting ? ECONNREFUSED : ECONNRESET; /* a RST answering our SYN */
 	else if (err == ERR_ABRT)
 		s->error = ECONNABORTED;
 	else if (err == ERR_TIMEOUT)

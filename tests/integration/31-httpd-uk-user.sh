@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The unikernel's httpd on the user back-end (what `make run` uses), with its
+# address from QEMU's DHCP: a fetch through the forwarded port, a short
+# keep-alive load, then 5 s of idle during which QEMU must use almost no CPU
+# (the guest parks in hlt; only lwIP's slow timers wake it).
+set -uo pipefail
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+. "$ROOT/tests/integration/lib-net.sh"
+IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
+[ -f "$IMAGE" ] || fail "no $IMAGE"
+tmp=$(mktemp -d)
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+port=$(free_port)
+url=http://127.0.0.1:$port
+
+"$QEMU_RUN" --net user --hostfwd "$port:80" --timeout 120 --append "-- -p 80 -s" \
+	"$LOADER" "$IMAGE" -- -pidfile "$tmp/qemu.pid" </dev/null >"$tmp/console" 2>&1 &
+pid=$!
+wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
+tr -d '\r' <"$tmp/console" | grep -Eq '^net: 52:54:00:12:34:56 ip 10\.0\.2\.15/24 gw 10\.0\.2\.2 \(dhcp\)$' ||
+	{ cat "$tmp/console"; fail "no DHCP address line"; }
+
+curl -s -i "$url/" >"$tmp/got"
+printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\r\nHello from httpd, a poll()-based server.\n' >"$tmp/want"
+expect_file "$tmp/got" "$tmp/want"
+timeout 60 ab -q -k -n 1000 -c 8 -s 10 "$url/" >"$tmp/ab" 2>&1
+grep -q '^Complete requests: *1000$' "$tmp/ab" && grep -q '^Failed requests: *0$' "$tmp/ab" ||
+	{ cat "$tmp/ab"; fail "ab -k: incomplete or failed requests"; }
+
+# Idle: QEMU's CPU time (user + system ticks) over 5 s.
+qpid=$(cat "$tmp/qemu.pid")
+ticks() { awk '{ print $14 + $15 }' "/proc/$qpid/stat"; }
+hz=$(getconf CLK_TCK)
+sleep 1
+t0=$(ticks)
+sleep 5
+t1=$(ticks)
+pct=$(awk -v d=$((t1 - t0)) -v hz="$hz" 'BEGIN { printf "%.1f", 100 * d / hz / 5 }')
+echo "idle: QEMU used $((t1 - t0)) ticks in 5 s = $pct% of a core"
+awk -v p="$pct" 'BEGIN { exit !(p < 3.0) }' || fail "QEMU used $pct% of a core while the guest was idle"
+
+curl -s -m 5 "$url/__shutdown" >/dev/null
+wait "$pid"
+rc=$?
+pid=""
+tr -d '\r' <"$tmp/console"
+[ $rc = 0 ] || fail "exit status $rc after the shutdown request"
+echo "all good"
