@@ -3,20 +3,35 @@
 # A unit test is tests/unit/test_NAME.c, registered in tests/unit/unit.mk with
 #   UNIT_TESTS += NAME
 #   UNIT_SRCS_NAME := the project sources it tests (pure C, built for the host)
+# and, when it needs more than that, any of
+#   UNIT_CFLAGS_NAME := extra compiler flags (include paths, -D switches, -include)
+#   UNIT_LIBS_NAME   := objects or archives built by rules of their own (e.g. a
+#                       third-party library built for the host), linked in
+#   UNIT_DEPS_NAME   := further files whose change rebuilds it (headers,
+#                       sources it #includes rather than lists)
+#   UNIT_ORDER_NAME  := order-only prerequisites: what must exist first but
+#                       whose timestamp does not matter, e.g. $(LWIP_STAMP) so
+#                       a fresh clone fetches lwIP before compiling against it
+# Each test is one gcc command over its file and sources, with UNIT_CFLAGS
+# (-Werror, ASan, UBSan). Code a test builds but we do not own uses
+# UNIT_BASE_CFLAGS (same language level and sanitizers, no warning flags).
 # An integration test is an executable tests/integration/NN-name.sh: exit 0
 # passes, 77 skips, anything else fails. tests/run-integration runs them all.
 
+HOST_CC      ?= gcc
+UNIT_BASE_CFLAGS := -std=gnu11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -DUNIT_TEST
+UNIT_CFLAGS  := $(UNIT_BASE_CFLAGS) -Wall -Wextra -Werror -I. -Iinclude
+
 include tests/unit/unit.mk
 
-HOST_CC      ?= gcc
-UNIT_CFLAGS  := -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined \
-                -fno-sanitize-recover=all -DUNIT_TEST -I. -Iinclude
 UNIT_BINS    := $(UNIT_TESTS:%=$(BUILD)/tests/unit/test_%)
 
 define unit_rule
-$(BUILD)/tests/unit/test_$(1): tests/unit/test_$(1).c $(UNIT_SRCS_$(1)) $(wildcard tests/unit/*.h) | $(PKG_STAMP)
+$(BUILD)/tests/unit/test_$(1): tests/unit/test_$(1).c $(UNIT_SRCS_$(1)) $(UNIT_LIBS_$(1)) $(UNIT_DEPS_$(1)) \
+		$(wildcard tests/unit/*.h) | $(PKG_STAMP) $(UNIT_ORDER_$(1))
 	@mkdir -p $$(@D)
-	$(HOST_CC) $(UNIT_CFLAGS) -o $$@ tests/unit/test_$(1).c $(UNIT_SRCS_$(1)) -lcmocka
+	$(HOST_CC) $(UNIT_CFLAGS) $(UNIT_CFLAGS_$(1)) -o $$@ tests/unit/test_$(1).c $(UNIT_SRCS_$(1)) \
+		$(UNIT_LIBS_$(1)) -lcmocka
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
 

@@ -19,3 +19,29 @@ UNIT_SRCS_timerq := kernel/timerq.c
 
 UNIT_TESTS += virtqueue
 UNIT_SRCS_virtqueue := drivers/virtio/virtqueue.c
+
+# The socket layer (net/socket.c, through probe.c) over real lwIP on an
+# in-memory loopback interface; host stand-ins for the kernel and the driver.
+# The layer's POSIX names are renamed uk_* on the host (socket/rename.h).
+include tests/unit/socket/lwip.mk
+SOCKET_TEST_SRCS := tests/unit/socket/probe.c tests/unit/socket/host.c tests/unit/socket/loopnet.c \
+                    tests/unit/socket/pairs.c \
+                    net/inet.c net/tcp_hooks.c kernel/fd.c kernel/poll.c kernel/executor.c
+SOCKET_TEST_DEPS := net/socket.c $(wildcard tests/unit/socket/*.h net/*.h kernel/*.h kernel/include/*.h \
+                    kernel/include/sys/*.h net/include/*/*.h)
+
+UNIT_TESTS += socket
+UNIT_SRCS_socket := $(SOCKET_TEST_SRCS)
+UNIT_CFLAGS_socket := $(SOCKET_TEST_INCLUDES)
+UNIT_LIBS_socket := $(LWIP_HOST_LIB)
+UNIT_DEPS_socket := $(SOCKET_TEST_DEPS)
+UNIT_ORDER_socket := $(LWIP_STAMP)
+
+# The same layer built with the naive switches the default tests rule out:
+# writev sends each piece on its own, and reading or polling marks a socket.
+UNIT_TESTS += socket_naive
+UNIT_SRCS_socket_naive := $(SOCKET_TEST_SRCS)
+UNIT_CFLAGS_socket_naive := $(SOCKET_TEST_INCLUDES) -DSW_WRITEV_ONE_SEND=0 -DSW_READ_NO_MARK=0
+UNIT_LIBS_socket_naive := $(LWIP_HOST_LIB)
+UNIT_DEPS_socket_naive := $(SOCKET_TEST_DEPS)
+UNIT_ORDER_socket_naive := $(LWIP_STAMP)

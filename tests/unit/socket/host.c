@@ -1,0 +1,140 @@
+/*
+ * host.c: what the guest kernel and driver would give the socket layer, as
+ * host stand-ins: a fake clock that only the test and cpu_park() move, kernel
+ * options, the console, panic (a test failure), the executor's timer and park
+ * hooks, the virtio-net interrupt switch, lwIP's sys_now and random numbers,
+ * and read/write/close over the descriptor table (the guest's syscalls.c).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "kernel/kernel.h"
+#include "kernel/stats.h"
+#include "lwip/sys.h"
+#include "harness.h"
+
+uint64_t fake_now_ns = NSEC_PER_SEC; /* "booted" a second ago */
+uint64_t fake_park_limit_ns = UINT64_MAX;
+
+struct kstats stats; /* the executor's counters (kernel/stats.c in the guest) */
+volatile bool vnet_wake;
+
+uint64_t clock_ns(void) { return fake_now_ns; }
+u32_t sys_now(void) { return (u32_t)(fake_now_ns / 1000000); }
+u32_t sys_jiffies(void) { return sys_now(); }
+
+/* Deterministic "random" numbers: the same ports and ISNs on every run. */
+uint32_t net_random_u32(void)
+{
+	static uint64_t x = 0x2545f4914f6cdd1dULL;
+	x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)(x >> 33);
+}
+
+/* quiet: no counter report at exit; spin_us=0: the executor's spin loop waits
+ * for the clock to move, which a fake clock never does by itself. */
+const char *kernel_option(const char *key)
+{
+	if (!strcmp(key, "quiet"))
+		return "";
+	if (!strcmp(key, "spin_us"))
+		return "0";
+	return NULL;
+}
+
+long kernel_option_long(const char *key, long dflt)
+{
+	const char *v = kernel_option(key);
+	return v && *v ? strtol(v, NULL, 0) : dflt;
+}
+
+int kprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vprintf(fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+/* KASSERT and lwIP's assertions land here. */
+void panic(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	fail_msg("panic: %s", buf);
+	abort();
+}
+
+/* No kernel timers in the test. */
+uint64_t timer_next_deadline(void) { return UINT64_MAX; }
+int timer_run_expired(void) { return 0; }
+
+/* Parking is where time passes: jump to the deadline. A wait with no deadline
+ * and nothing on the wire would never end: fail instead of hanging. */
+void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
+{
+	if (wake_flag && *wake_flag)
+		return;
+	if (deadline_ns == UINT64_MAX)
+		fail_msg("cpu_park without a deadline: the call would block forever");
+	if (deadline_ns > fake_park_limit_ns)
+		fail_msg("a blocking call waited past the test's limit (%.3f s fake time)",
+			 (double)fake_park_limit_ns / NSEC_PER_SEC);
+	if (deadline_ns > fake_now_ns)
+		fake_now_ns = deadline_ns;
+}
+
+/* The "device" is loopnet's queue: turning the interrupt on reports frames
+ * that are already waiting, as the driver does. */
+bool vnet_rx_irq_enable(bool on)
+{
+	return on && loopnet_queued() > 0;
+}
+
+/* ---- read/write/close over the descriptor table (the guest's syscalls.c) ---- */
+
+static ssize_t fail_errno(long r)
+{
+	errno = (int)-r;
+	return -1;
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	const struct file_ops *ops;
+	void *obj;
+	if (fd_lookup(fd, &ops, &obj) < 0)
+		return fail_errno(-EBADF);
+	long n = ops->read ? ops->read(obj, buf, len) : -EINVAL;
+	return n < 0 ? fail_errno(n) : n;
+}
+
+ssize_t write(int fd, const void *buf, size_t len)
+{
+	const struct file_ops *ops;
+	void *obj;
+	if (fd_lookup(fd, &ops, &obj) < 0)
+		return fail_errno(-EBADF);
+	long n = ops->write ? ops->write(obj, buf, len) : -EINVAL;
+	return n < 0 ? fail_errno(n) : n;
+}
+
+int close(int fd)
+{
+	const struct file_ops *ops;
+	void *obj;
+	if (fd_lookup(fd, &ops, &obj) < 0)
+		return (int)fail_errno(-EBADF);
+	int r = ops->close ? ops->close(obj) : 0;
+	fd_release(fd);
+	return r < 0 ? (int)fail_errno(r) : 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * probe.c: net/socket.c compiled into the socket unit test, plus read-only
+ * views of its private state (egress list membership, send-buffer fill, the
+ * pcb) that the invariant tests check. Including the .c file is the price of
+ * looking inside without widening the layer's interface for tests.
+ */
+#include "net/socket.c"
+#include "tests/unit/socket/harness.h"
+
+static struct sock *probe_sock(int fd)
+{
+	int err;
+	return sock_of(fd, &err);
+}
+
+struct tcp_pcb *probe_pcb(int fd)
+{
+	struct sock *s = probe_sock(fd);
+	return s ? s->pcb : NULL;
+}
+
+bool probe_on_egress(int fd)
+{
+	struct sock *s = probe_sock(fd);
+	return s && s->on_egress;
+}
+
+size_t probe_tx_len(int fd)
+{
+	struct sock *s = probe_sock(fd);
+	return s ? s->tx_len : 0;
+}
+
+/* What egress_one() stops at: lwIP's send buffer or its segment queue full.
+ * Only then may a socket with bytes to send be off the list, because on_sent
+ * lists it again when the peer acknowledges. */
+static bool blocked_on_window(struct sock *s)
+{
+	return tcp_sndbuf(s->pcb) == 0 || tcp_sndqueuelen(s->pcb) >= TCP_SND_QUEUELEN - 1;
+}
+
+int probe_egress_strays(void)
+{
+	int strays = 0;
+	for (struct sock *s = sk.all; s; s = s->all_next) {
+		bool has_work = s->tx_len || (s->fin_wanted && !s->fin_sent);
+		if (!has_work || !s->pcb || s->state != SS_CONNECTED || s->on_egress)
+			continue;
+		if (!blocked_on_window(s))
+			strays++;
+	}
+	return strays;
+}
+
+uint64_t probe_sockets_open(void) { return CNT.sockets_open; }

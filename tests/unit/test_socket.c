@@ -1,0 +1,485 @@
+/*
+ * test_socket.c: the socket layer (net/socket.c) with its default switches,
+ * over real lwIP on an in-memory loopback interface (tests/unit/socket/):
+ * connect/accept and addresses, partial reads and writes, writev as one
+ * segment, backlog overflow, end of stream and resets, poll readiness, the
+ * egress list's invariants, TCP_NODELAY. Time is fake: it moves only when a
+ * blocking call parks or a test lets it pass.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <cmocka.h>
+#include "kernel/kernel.h"
+#include "lwip/tcp.h"
+#include "net/net_internal.h"
+#include "tests/unit/socket/harness.h"
+
+#define CNT net_socket_counters
+
+/* Write `len` bytes of the pattern stream from offset `from`, all of it. */
+static void write_pattern(int fd, size_t from, size_t len)
+{
+	uint8_t *buf = malloc(len);
+	assert_non_null(buf);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pattern(from + i);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	free(buf);
+}
+
+/* Non-blocking writes of the pattern stream from `*off` until EAGAIN; returns
+ * whether some write took only part of what it was given. */
+static bool write_until_full(int fd, size_t *off)
+{
+	uint8_t buf[5000];
+	bool partial = false;
+	for (;;) {
+		for (size_t i = 0; i < sizeof buf; i++)
+			buf[i] = pattern(*off + i);
+		ssize_t n = write(fd, buf, sizeof buf);
+		if (n < 0) {
+			assert_int_equal(errno, EAGAIN);
+			return partial;
+		}
+		assert_true(n > 0);
+		partial |= (size_t)n < sizeof buf;
+		*off += (size_t)n;
+		assert_true(*off < 1024 * 1024); /* the window must close some time */
+	}
+}
+
+static short poll_one(int fd, short events)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int r = poll(&p, 1, 0);
+	assert_true(r == 0 || r == 1);
+	return p.revents;
+}
+
+static void abort_peer(int fd)
+{
+	struct tcp_pcb *pcb = probe_pcb(fd);
+	assert_non_null(pcb);
+	tcp_abort(pcb); /* sends a RST; the socket learns of it through on_err */
+}
+
+/* 1. connect/accept, data both ways, local and peer addresses. */
+static void test_connect_accept(void **state)
+{
+	(void)state;
+	int l = listen_on(7001, 4);
+	int c = connect_to(7001);
+	struct sockaddr_in from;
+	socklen_t fromlen = sizeof from;
+	int s = accept(l, (struct sockaddr *)&from, &fromlen);
+	assert_true(s >= 0);
+	assert_int_equal(fromlen, sizeof from);
+
+	struct sockaddr_in cl, cp, sl, sp;
+	socklen_t len = sizeof cl;
+	assert_int_equal(getsockname(c, (struct sockaddr *)&cl, &len), 0);
+	len = sizeof cp;
+	assert_int_equal(getpeername(c, (struct sockaddr *)&cp, &len), 0);
+	len = sizeof sl;
+	assert_int_equal(getsockname(s, (struct sockaddr *)&sl, &len), 0);
+	len = sizeof sp;
+	assert_int_equal(getpeername(s, (struct sockaddr *)&sp, &len), 0);
+	in_addr_t me = inet_addr(LOOPNET_ADDR);
+	assert_int_equal(cl.sin_family, AF_INET);
+	assert_int_equal(cp.sin_addr.s_addr, me);
+	assert_int_equal(ntohs(cp.sin_port), 7001);
+	assert_int_equal(ntohs(sl.sin_port), 7001);
+	assert_int_equal(sl.sin_addr.s_addr, me);
+	assert_int_equal(sp.sin_addr.s_addr, cl.sin_addr.s_addr);
+	assert_int_equal(sp.sin_port, cl.sin_port);
+	assert_int_equal(from.sin_port, cl.sin_port); /* accept's address is the peer's */
+	assert_int_not_equal(ntohs(cl.sin_port), 7001);
+	/* A listener has no peer. */
+	len = sizeof sp;
+	assert_int_equal(getpeername(l, (struct sockaddr *)&sp, &len), -1);
+	assert_int_equal(errno, ENOTCONN);
+
+	write_pattern(c, 0, 3000);
+	read_pattern(s, 0, 3000);
+	/* More than a window: a blocking write that fits the buffers returns
+	 * (nothing else could make it return in one thread). */
+	write_pattern(s, 3000, 40000);
+	read_pattern(c, 3000, 40000);
+	write_pattern(c, 43000, 10);
+	read_pattern(s, 43000, 10);
+}
+
+/* 2. partial reads; partial writes on a non-blocking socket whose buffers
+ * fill, EAGAIN, then progress once the peer reads. */
+static void test_partial_io(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7002, &c, &s);
+	write_pattern(s, 0, 1000);
+	pump();
+	int avail = -1;
+	assert_int_equal(ioctl(c, FIONREAD, &avail), 0);
+	assert_int_equal(avail, 1000);
+	uint8_t buf[300];
+	size_t off = 0;
+	for (int i = 0; i < 3; i++) { /* 3 x 300, then the last 100 */
+		assert_int_equal(read(c, buf, sizeof buf), (ssize_t)sizeof buf);
+		for (size_t j = 0; j < sizeof buf; j++)
+			assert_int_equal(buf[j], pattern(off + j));
+		off += sizeof buf;
+		assert_int_equal(ioctl(c, FIONREAD, &avail), 0);
+		assert_int_equal(avail, 1000 - (int)off);
+	}
+	assert_int_equal(read(c, buf, sizeof buf), 100);
+	for (size_t j = 0; j < 100; j++)
+		assert_int_equal(buf[j], pattern(off + j));
+	set_nonblock(c);
+	assert_int_equal(read(c, buf, sizeof buf), -1);
+	assert_int_equal(errno, EAGAIN);
+
+	/* The server does not read: the client's writes fill the peer's window,
+	 * lwIP's send buffer and the socket's, then fail with EAGAIN. */
+	size_t sent = 0;
+	bool partial = write_until_full(c, &sent);
+	assert_true(partial); /* 5000-byte writes do not divide the buffers */
+	assert_true(sent > TCP_WND + 16 * 1024);
+	pump();
+	settle_ms(1000);
+	assert_int_equal(write(c, buf, 1), -1);
+	assert_int_equal(errno, EAGAIN);
+	/* The server reads a window's worth: the client can write again. */
+	read_pattern(s, 0, TCP_WND);
+	settle_ms(500);
+	size_t more = sent;
+	write_until_full(c, &more);
+	assert_true(more > sent);
+	/* Everything arrives, in order. */
+	set_nonblock(s);
+	read_pattern(s, TCP_WND, more - TCP_WND);
+	assert_int_equal(read(s, buf, sizeof buf), -1);
+	assert_int_equal(errno, EAGAIN);
+}
+
+/* 3. writev of a head and a body leaves as one TCP segment. */
+static void test_writev_one_segment(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7003, &c, &s);
+	uint8_t head[120], body[700];
+	for (size_t i = 0; i < sizeof head; i++)
+		head[i] = pattern(i);
+	for (size_t i = 0; i < sizeof body; i++)
+		body[i] = pattern(sizeof head + i);
+	struct iovec iov[2] = { { head, sizeof head }, { body, sizeof body } };
+	seglog_clear();
+	assert_int_equal(writev(c, iov, 2), (ssize_t)(sizeof head + sizeof body));
+	settle_ms(1000); /* delayed ACKs, Nagle: whatever would follow has followed */
+	uint16_t port = local_port_of(c);
+	assert_int_equal(seglog_data_from(port), 1);
+	for (size_t i = 0; i < seglog_count(); i++)
+		if (seglog_get(i)->src_port == port && seglog_get(i)->payload_len)
+			assert_int_equal(seglog_get(i)->payload_len, sizeof head + sizeof body);
+	read_pattern(s, 0, sizeof head + sizeof body);
+}
+
+/* 4. backlog overflow: connections beyond the backlog are reset and counted;
+ * the accepted ones work. */
+static void test_backlog_overflow(void **state)
+{
+	(void)state;
+	int l = listen_on(7004, 2);
+	uint64_t overflows = CNT.backlog_overflows, accepted = CNT.accepted;
+	int c[4];
+	for (int i = 0; i < 4; i++)
+		c[i] = connect_to(7004); /* the handshake completes before the refusal */
+	pump();
+	assert_int_equal(CNT.backlog_overflows - overflows, 2);
+	assert_int_equal(CNT.accepted - accepted, 2);
+	/* The first two wait in the backlog; the others were reset. */
+	for (int i = 2; i < 4; i++) {
+		assert_true(poll_one(c[i], POLLIN) & POLLHUP);
+		char b;
+		assert_int_equal(read(c[i], &b, 1), -1);
+		assert_int_equal(errno, ECONNRESET);
+	}
+	for (int i = 0; i < 2; i++) {
+		int s = accept(l, NULL, NULL);
+		assert_true(s >= 0);
+		write_pattern(c[i], 0, 500);
+		read_pattern(s, 0, 500);
+		write_pattern(s, 500, 500);
+		read_pattern(c[i], 500, 500);
+	}
+	set_nonblock(l);
+	assert_int_equal(accept(l, NULL, NULL), -1);
+	assert_int_equal(errno, EAGAIN);
+}
+
+/* 5a. the peer closes: the rest of the data, then end of file. */
+static void test_peer_close_eof(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7005, &c, &s);
+	write_pattern(s, 0, 2000);
+	assert_int_equal(close(s), 0);
+	pump();
+	read_pattern(c, 0, 2000);
+	char b;
+	assert_int_equal(read(c, &b, 1), 0);
+	assert_int_equal(read(c, &b, 1), 0);
+}
+
+/* 5b. the peer aborts: read reports ECONNRESET once, then end of file, and
+ * writes fail with EPIPE; a write that comes first gets the ECONNRESET. */
+static void test_peer_reset(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7006, &c, &s);
+	uint64_t resets = CNT.resets;
+	abort_peer(s);
+	pump();
+	assert_true(CNT.resets - resets >= 1);
+	char b = 'x';
+	assert_int_equal(read(c, &b, 1), -1);
+	assert_int_equal(errno, ECONNRESET);
+	assert_int_equal(read(c, &b, 1), 0);
+	assert_int_equal(write(c, &b, 1), -1);
+	assert_int_equal(errno, EPIPE);
+
+	int c2, s2;
+	make_pair(7007, &c2, &s2);
+	abort_peer(s2);
+	pump();
+	assert_int_equal(write(c2, &b, 1), -1);
+	assert_int_equal(errno, ECONNRESET);
+	assert_int_equal(write(c2, &b, 1), -1);
+	assert_int_equal(errno, EPIPE);
+	int err = -1;
+	socklen_t len = sizeof err;
+	assert_int_equal(getsockopt(c2, SOL_SOCKET, SO_ERROR, &err, &len), 0);
+	assert_int_equal(err, 0); /* reported once */
+}
+
+/* 5c. close() with output still buffered (the peer's window is shut):
+ * everything is delivered, then the FIN, and the socket is freed. */
+static void test_close_delivers_buffered(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7008, &c, &s);
+	uint16_t port = local_port_of(c);
+	set_nonblock(c);
+	size_t sent = 0;
+	write_until_full(c, &sent);
+	assert_true(probe_tx_len(c) > 0); /* some of it is still in our buffer */
+	uint64_t open_before = probe_sockets_open();
+	seglog_clear();
+	assert_int_equal(close(c), 0);
+	pump();
+	assert_int_equal(probe_sockets_open(), open_before); /* kept until it drains */
+	assert_int_equal(seglog_flags_from(port, SEG_FIN | SEG_RST), 0);
+	read_pattern(s, 0, sent);
+	char b;
+	assert_int_equal(read(s, &b, 1), 0);
+	assert_int_equal(seglog_flags_from(port, SEG_FIN), 1);
+	assert_int_equal(seglog_flags_from(port, SEG_RST), 0);
+	/* The FIN comes after the last data. */
+	size_t last_data = 0, fin = 0;
+	for (size_t i = 0; i < seglog_count(); i++) {
+		const struct seg_rec *r = seglog_get(i);
+		if (r->src_port != port)
+			continue;
+		if (r->payload_len)
+			last_data = i;
+		if (r->flags & SEG_FIN)
+			fin = i;
+	}
+	assert_true(fin >= last_data);
+	assert_int_equal(probe_sockets_open(), open_before - 1);
+}
+
+/* 6a. a listener is readable exactly while connections are pending. */
+static void test_poll_listener(void **state)
+{
+	(void)state;
+	int l = listen_on(7009, 4);
+	assert_int_equal(poll_one(l, POLLIN), 0);
+	int c1 = connect_to(7009);
+	pump();
+	assert_int_equal(poll_one(l, POLLIN), POLLIN);
+	int c2 = connect_to(7009);
+	pump();
+	assert_int_equal(poll_one(l, POLLIN), POLLIN);
+	int s1 = accept(l, NULL, NULL);
+	assert_true(s1 >= 0);
+	assert_int_equal(poll_one(l, POLLIN), POLLIN); /* c2 still waits */
+	int s2 = accept(l, NULL, NULL);
+	assert_true(s2 >= 0);
+	assert_int_equal(poll_one(l, POLLIN), 0);
+	(void)c1;
+	(void)c2;
+}
+
+/* 6b. a connection: POLLOUT when connected, POLLIN with data or end of file,
+ * POLLHUP once reset; a poll with a timeout returns 0 when the time passes. */
+static void test_poll_connection(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7010, &c, &s);
+	short ev = POLLIN | POLLOUT | POLLRDHUP;
+	assert_int_equal(poll_one(c, ev), POLLOUT);
+	write_pattern(s, 0, 10);
+	pump();
+	assert_int_equal(poll_one(c, ev), POLLIN | POLLOUT);
+	assert_int_equal(poll_one(c, POLLOUT), POLLOUT); /* only what was asked */
+	read_pattern(c, 0, 10);
+	assert_int_equal(poll_one(c, ev), POLLOUT);
+
+	uint64_t t0 = fake_now_ns;
+	struct pollfd p = { .fd = c, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 250), 0);
+	assert_int_equal(p.revents, 0);
+	assert_true(fake_now_ns - t0 >= 250 * 1000000ULL);
+	assert_true(fake_now_ns - t0 < 1000 * 1000000ULL);
+
+	assert_int_equal(shutdown(s, SHUT_WR), 0);
+	pump();
+	assert_int_equal(poll_one(c, ev), POLLIN | POLLOUT | POLLRDHUP);
+	assert_int_equal(poll_one(c, POLLIN) & POLLHUP, 0);
+	abort_peer(s);
+	pump();
+	assert_true(poll_one(c, POLLIN) & POLLHUP);
+	assert_true(poll_one(c, 0) & POLLHUP); /* reported even when not asked */
+	assert_int_equal(poll_one(c, POLLOUT) & POLLOUT, 0);
+}
+
+/* 7a. a send blocked on the window leaves the egress list legitimately and
+ * on_sent brings it back when the peer reads (pump() checks after every step
+ * that no socket with bytes to send is off the list otherwise). */
+static void test_egress_relisted_by_ack(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7011, &c, &s);
+	set_nonblock(c);
+	size_t sent = 0;
+	write_until_full(c, &sent);
+	pump();
+	assert_true(probe_tx_len(c) > 0);
+	assert_false(probe_on_egress(c)); /* waiting for the window, not listed */
+	uint64_t marks = CNT.egress_marks;
+	read_pattern(s, 0, sent); /* each read opens the window; ACKs re-list c */
+	assert_true(CNT.egress_marks > marks);
+	assert_int_equal(probe_tx_len(c), 0);
+}
+
+/* 7b. reading and polling never mark a socket for egress. */
+static void test_read_poll_no_mark(void **state)
+{
+	(void)state;
+	int l = listen_on(7012, 4);
+	int c = connect_to(7012);
+	int s = accept(l, NULL, NULL);
+	write_pattern(s, 0, 100);
+	pump();
+	uint64_t marks = CNT.egress_marks;
+	int avail;
+	for (int i = 0; i < 5; i++) {
+		poll_one(c, POLLIN | POLLOUT);
+		poll_one(l, POLLIN);
+		poll_one(s, POLLIN);
+	}
+	assert_int_equal(ioctl(c, FIONREAD, &avail), 0);
+	read_pattern(c, 0, 100);
+	struct pollfd p = { .fd = c, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 50), 0);
+	pump();
+	assert_int_equal(CNT.egress_marks, marks);
+	assert_false(probe_on_egress(c));
+	assert_false(probe_on_egress(s));
+	/* Writing does mark (so the counter can move at all). */
+	write_pattern(c, 0, 1);
+	assert_int_equal(CNT.egress_marks, marks + 1);
+	read_pattern(s, 0, 1);
+}
+
+/* 8. TCP_NODELAY round trip, and it reaches the pcb (Nagle off/on). */
+static void test_nodelay(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7013, &c, &s);
+	int v = -1;
+	socklen_t len = sizeof v;
+	assert_int_equal(getsockopt(c, IPPROTO_TCP, TCP_NODELAY, &v, &len), 0);
+	assert_int_equal(v, 0);
+	assert_false(tcp_nagle_disabled(probe_pcb(c)));
+	v = 1;
+	assert_int_equal(setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v), 0);
+	v = -1;
+	len = sizeof v;
+	assert_int_equal(getsockopt(c, IPPROTO_TCP, TCP_NODELAY, &v, &len), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(len, sizeof v);
+	assert_true(tcp_nagle_disabled(probe_pcb(c)));
+	v = 0;
+	assert_int_equal(setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v), 0);
+	v = -1;
+	assert_int_equal(getsockopt(c, IPPROTO_TCP, TCP_NODELAY, &v, &len), 0);
+	assert_int_equal(v, 0);
+	assert_false(tcp_nagle_disabled(probe_pcb(c)));
+
+	/* Set on a listener, inherited by what it accepts. */
+	int l = listen_on(7014, 4);
+	v = 1;
+	assert_int_equal(setsockopt(l, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v), 0);
+	v = -1;
+	assert_int_equal(getsockopt(l, IPPROTO_TCP, TCP_NODELAY, &v, &len), 0);
+	assert_int_equal(v, 1);
+	int c2 = connect_to(7014);
+	int s2 = accept(l, NULL, NULL);
+	assert_true(s2 >= 0);
+	assert_true(tcp_nagle_disabled(probe_pcb(s2)));
+	v = -1;
+	assert_int_equal(getsockopt(s2, IPPROTO_TCP, TCP_NODELAY, &v, &len), 0);
+	assert_int_equal(v, 1);
+	(void)c2;
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, socket_test_setup, socket_test_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_connect_accept),
+		T(test_partial_io),
+		T(test_writev_one_segment),
+		T(test_backlog_overflow),
+		T(test_peer_close_eof),
+		T(test_peer_reset),
+		T(test_close_delivers_buffered),
+		T(test_poll_listener),
+		T(test_poll_connection),
+		T(test_egress_relisted_by_ack),
+		T(test_read_poll_no_mark),
+		T(test_nodelay),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
