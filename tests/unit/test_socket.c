@@ -121,6 +121,33 @@ static void test_connect_accept(void **state)
 	read_pattern(s, 43000, 10);
 }
 
+/* 1b. a non-blocking connect completes through poll; a port nobody listens
+ * on refuses. */
+static void test_connect_nonblocking_and_refused(void **state)
+{
+	(void)state;
+	int l = listen_on(7015, 4);
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	assert_true(c >= 0);
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(7015),
+				   .sin_addr.s_addr = inet_addr(LOOPNET_ADDR) };
+	assert_int_equal(connect(c, (struct sockaddr *)&sin, sizeof sin), -1);
+	assert_int_equal(errno, EINPROGRESS);
+	struct pollfd p = { .fd = c, .events = POLLOUT };
+	assert_int_equal(poll(&p, 1, 1000), 1);
+	assert_int_equal(p.revents, POLLOUT);
+	int err = -1;
+	socklen_t len = sizeof err;
+	assert_int_equal(getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &len), 0);
+	assert_int_equal(err, 0);
+	assert_true(accept(l, NULL, NULL) >= 0);
+
+	int r = socket(AF_INET, SOCK_STREAM, 0);
+	sin.sin_port = htons(7016);
+	assert_int_equal(connect(r, (struct sockaddr *)&sin, sizeof sin), -1);
+	assert_int_equal(errno, ECONNREFUSED);
+}
+
 /* 2. partial reads; partial writes on a non-blocking socket whose buffers
  * fill, EAGAIN, then progress once the peer reads. */
 static void test_partial_io(void **state)
@@ -469,6 +496,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_connect_accept),
+		T(test_connect_nonblocking_and_refused),
 		T(test_partial_io),
 		T(test_writev_one_segment),
 		T(test_backlog_overflow),

@@ -1,9 +1,10 @@
 /*
  * host.c: what the guest kernel and driver would give the socket layer, as
  * host stand-ins: a fake clock that only the test and cpu_park() move, kernel
- * options, the console, panic (a test failure), the executor's timer and park
- * hooks, the virtio-net interrupt switch, lwIP's sys_now and random numbers,
- * and read/write/close over the descriptor table (the guest's syscalls.c).
+ * options, the console, panic (a test failure), the executor's timer, park
+ * and counter-report hooks, the virtio-net interrupt switch, lwIP's sys_now
+ * and random numbers, and read/write/close over the descriptor table (the
+ * guest's syscalls.c).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -74,9 +75,27 @@ void panic(const char *fmt, ...)
 	abort();
 }
 
-/* No kernel timers in the test. */
+/* The kernel's counter reports: layers register printers; wait loops ask
+ * whether the console's status key was pressed. Nothing to print here. */
+void stats_register(void (*print)(void)) { (void)print; }
+void stats_service(void) {}
+
+/* No kernel timers in the test. The executor calls timer_run_expired() on
+ * every turn, which makes it the place to notice a wait loop that keeps
+ * "making progress" without ever parking: with a fake clock that loop would
+ * never reach its deadline, so fail rather than hang. */
 uint64_t timer_next_deadline(void) { return UINT64_MAX; }
-int timer_run_expired(void) { return 0; }
+int timer_run_expired(void)
+{
+	static uint64_t turns_at, turns;
+	if (fake_now_ns != turns_at) {
+		turns_at = fake_now_ns;
+		turns = 0;
+	} else if (++turns > 1000000) {
+		fail_msg("a wait loop turned a million times without time passing (livelock)");
+	}
+	return 0;
+}
 
 /* Parking is where time passes: jump to the deadline. A wait with no deadline
  * and nothing on the wire would never end: fail instead of hanging. */

@@ -13,6 +13,12 @@ SOCKET_TEST_INCLUDES := -include tests/unit/socket/rename.h -Inet/include -Ikern
                         -I$(LWIP_DIR)/src/include
 LWIP_HOST_CONFIG := net/lwipopts.h net/arch/cc.h net/lwip_hooks.h tests/unit/socket/rename.h
 
+# The sources appear when the stamp's fetch has run. Naming them as targets
+# of that fetch lets a fresh clone's make choose the pattern rule below before
+# deps/lwip exists (a pattern rule whose prerequisite neither exists nor can
+# be made is skipped).
+$(LWIP_SRCS:%=$(LWIP_DIR)/%): | $(LWIP_STAMP) ;
+
 $(LWIP_HOST_DIR)/%.o: $(LWIP_DIR)/%.c $(LWIP_HOST_CONFIG) tests/unit/socket/lwip.mk | $(LWIP_STAMP)
 	@mkdir -p $(@D)
 	$(HOST_CC) $(UNIT_BASE_CFLAGS) -w -I. $(SOCKET_TEST_INCLUDES) -c -o $@ $<
