@@ -32,6 +32,7 @@ $(NEWLIB_STAMP): mk/deps.sh | $(PKG_STAMP)
 .PHONY: deps
 deps: $(PKG_STAMP) $(LWIP_STAMP) $(NEWLIB_STAMP)
 
+include mk/variants.mk
 include mk/toolchain.mk
 include loader/loader.mk
 include kernel/kernel.mk

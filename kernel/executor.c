@@ -35,6 +35,7 @@ static bool poll_source(void)
 
 bool executor_poll(void)
 {
+	stats_service();
 	bool progress = poll_source();
 	if (timer_run_expired())
 		progress = true;

@@ -19,9 +19,22 @@
 void console_write(const char *buf, size_t len);
 int console_read(char *buf, size_t len); /* bytes read, 0 if none waiting */
 bool console_input_ready(void);
+/* Route the UART's receive interrupt (boot). */
+void console_input_init(void);
+#define CONSOLE_STATUS_KEY 0x14 /* Ctrl-T: print the counters */
+extern volatile bool console_status_requested;
 int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int ksnprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- counters ------------------------------------------------------------------
+ * Layers register a function that prints their counters; all of them run at
+ * exit (unless the kernel option quiet is given) and whenever the console's
+ * status key arrives. */
+void stats_register(void (*print)(void));
+void stats_print_all(void);
+/* Print the counters if the status key was pressed; called from wait loops. */
+void stats_service(void);
 
 /* ---- failure and exit ------------------------------------------------------ */
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
@@ -111,6 +124,9 @@ typedef void (*irq_handler_t)(void *arg);
  * interrupts off and must be short: set a flag, record work; the EOI is ours. */
 int irq_alloc(irq_handler_t handler, void *arg);
 uint32_t lapic_id(void);
+void ioapic_init(void);
+/* Deliver ISA interrupt `irq` to `vector` on this CPU. 0, or -1. */
+int ioapic_route_isa(int irq, int vector);
 
 /* ---- PCI ------------------------------------------------------------------- */
 struct pci_dev {

@@ -59,6 +59,7 @@ void kernel_main(const struct bootinfo *bi)
 	mem_init(bi);
 	clock_init(bi->tsc_at_entry);
 	lapic_init();
+	ioapic_init();
 	__asm__ volatile("sti");
 
 	const char *why;
@@ -69,6 +70,7 @@ void kernel_main(const struct bootinfo *bi)
 	int verbose = kernel_option("verbose") != NULL;
 	pci_init(verbose);
 	console_files_init();
+	console_input_init();
 	if (verbose) {
 		struct mem_stats m;
 		mem_get_stats(&m);

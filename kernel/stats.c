@@ -6,6 +6,32 @@
 
 struct kstats stats;
 
+#define MAX_PRINTERS 8
+static void (*printers[MAX_PRINTERS])(void);
+static int nprinters;
+
+void stats_register(void (*print)(void))
+{
+	if (nprinters < MAX_PRINTERS)
+		printers[nprinters++] = print;
+}
+
+/* The layers above first (they were registered last), the kernel's own last. */
+void stats_print_all(void)
+{
+	for (int i = nprinters - 1; i >= 0; i--)
+		printers[i]();
+	stats_print();
+}
+
+void stats_service(void)
+{
+	if (console_status_requested) {
+		console_status_requested = false;
+		stats_print_all();
+	}
+}
+
 void stats_print(void)
 {
 	struct mem_stats m;

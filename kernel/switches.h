@@ -25,6 +25,14 @@
 #define SW_EGRESS_LIST 1
 #endif
 
+/* A listed socket that cannot send before some later event (the peer's window
+ * or an ACK, which its sent callback reports) leaves the list instead of being
+ * visited on every pass. Naive: it stays listed and is looked at each pass,
+ * which also keeps the network "due" and the wait loop polling. */
+#ifndef SW_EGRESS_DEADLINES
+#define SW_EGRESS_DEADLINES 1
+#endif
+
 /* Reading a socket's state or parking on it does not put it on the egress
  * list. Naive: every access marks the socket. */
 #ifndef SW_READ_NO_MARK

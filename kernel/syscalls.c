@@ -215,7 +215,7 @@ clock_t _times(struct tms *t)
 void _exit(int status)
 {
 	if (!kernel_option("quiet"))
-		stats_print();
+		stats_print_all();
 	/* isa-debug-exit carries 7 bits: QEMU's status is (status << 1) | 1. */
 	kernel_exit(status & 0x7f);
 }

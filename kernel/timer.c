@@ -98,6 +98,7 @@ void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
 void sleep_until(uint64_t deadline_ns)
 {
 	while (clock_ns() < deadline_ns) {
+		stats_service();
 		timer_run_expired();
 		cpu_park(deadline_ns, NULL);
 	}

@@ -19,7 +19,7 @@ GUEST_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone
                 -mcmodel=small -fno-stack-protector -fno-omit-frame-pointer -fno-optimize-sibling-calls \
                 -nostdinc -Ikernel/include -isystem $(NEWLIB)/include -isystem $(GCC_INCLUDE) \
                 -D_POSIX_TIMERS=1 -D_POSIX_MONOTONIC_CLOCK=200112L \
-                -Wall -Wextra -MMD -MP
+                -Wall -Wextra -MMD -MP $(VARIANT_CFLAGS)
 
 # Kernel-side code may not leave warnings behind.
 KERNEL_CFLAGS := $(GUEST_CFLAGS) -Werror -I. -Ikernel

@@ -129,12 +129,6 @@ static void print_config(bool dhcp)
 		mac[3], mac[4], mac[5], ip, prefix, gw, dhcp ? " (dhcp)" : "");
 }
 
-static void print_stats_at_exit(void)
-{
-	if (!kernel_option("quiet"))
-		net_stats_print();
-}
-
 static int net_start(void)
 {
 	int rc = vnet_init();
@@ -157,7 +151,7 @@ static int net_start(void)
 	netif_set_default(&net_if);
 	netif_set_up(&net_if);
 	vnet_rx_irq_enable(false); /* polled until net_wait parks */
-	atexit(print_stats_at_exit);
+	stats_register(net_stats_print); /* at exit, and on the console's status key */
 
 	bool dhcp = have_ip == 0;
 	if (dhcp && (rc = dhcp_configure()) < 0)

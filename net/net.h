@@ -21,9 +21,9 @@
 
 /* Start the NIC and lwIP and configure the address: kernel options ip=, mask=
  * (default 255.255.255.0) and gw=, or DHCP (waiting up to 10 s) when ip= is
- * absent. Prints one line with the MAC and the address, and registers an
- * atexit() handler that prints the layer's counters and lwIP's statistics
- * (unless the kernel option quiet is set). 0, or a negative errno after
+ * absent. Prints one line with the MAC and the address, and registers the
+ * layer's counters and lwIP's statistics with the kernel's counter report (at
+ * exit unless the kernel option quiet is set, and on Ctrl-T). 0, or a negative errno after
  * printing why. Later calls return the first call's result. */
 int net_init(void);
 

@@ -12,9 +12,10 @@ LWIP_CORE_SRCS := def dns inet_chksum init ip mem memp netif pbuf raw stats sys 
 LWIP_IPV4_SRCS := dhcp etharp icmp ip4 ip4_addr ip4_frag
 LWIP_SRCS := $(LWIP_CORE_SRCS:%=src/core/%.c) $(LWIP_IPV4_SRCS:%=src/core/ipv4/%.c) \
              src/netif/ethernet.c
-LWIP_OBJS := $(LWIP_SRCS:%=$(BUILD)/net/lwip/%.o)
+LWIP_BUILD ?= $(BUILD)/net/lwip
+LWIP_OBJS := $(LWIP_SRCS:%=$(LWIP_BUILD)/%.o)
 
-NET_SRCS := net/net.c net/netif.c net/sys_arch.c net/stats.c net/tcp_hooks.c net/socket.c net/inet.c
+NET_SRCS := net/net.c net/netif.c net/sys_arch.c net/stats.c net/tcp_hooks.c net/socket.c net/udp.c net/inet.c
 NET_OBJS := $(NET_SRCS:%=$(BUILD)/%.o)
 NET_LIB  := $(BUILD)/net/libnet.a
 
@@ -25,7 +26,7 @@ NET_INCLUDES := -I. -Inet/include -Inet -I$(LWIP_DIR)/src/include
 LWIP_CFLAGS := $(GUEST_CFLAGS) $(NET_INCLUDES)
 NET_CFLAGS  := $(GUEST_CFLAGS) -Werror $(NET_INCLUDES)
 
-$(BUILD)/net/lwip/%.c.o: $(LWIP_DIR)/%.c mk/toolchain.mk net/net.mk | $(LWIP_STAMP) $(NEWLIB_STAMP)
+$(LWIP_BUILD)/%.c.o: $(LWIP_DIR)/%.c mk/toolchain.mk net/net.mk | $(LWIP_STAMP) $(NEWLIB_STAMP)
 	@mkdir -p $(@D)
 	$(KCC) $(LWIP_CFLAGS) -c -o $@ $<
 $(BUILD)/net/%.c.o: net/%.c mk/toolchain.mk net/net.mk | $(LWIP_STAMP) $(NEWLIB_STAMP)

@@ -63,4 +63,24 @@ struct socket_counters {
 extern struct socket_counters net_socket_counters;
 void net_socket_stats_print(void);
 
+/* udp.c: UDP sockets; socket.c hands UDP descriptors' calls over. */
+struct udp_sock;
+struct sockaddr;
+struct sockaddr_in;
+struct udp_counters {
+	uint64_t received;         /* datagrams queued for the app */
+	uint64_t sent;             /* datagrams handed to lwIP */
+	uint64_t drops_queue_full; /* arrived while the socket's queue was full */
+};
+extern struct udp_counters net_udp_counters;
+int udp_sock_new(bool nonblock);              /* a descriptor, or -errno */
+struct udp_sock *udp_sock_of(int fd);         /* NULL: not a UDP socket */
+int udp_sock_bind(struct udp_sock *u, const struct sockaddr_in *sin);
+int udp_sock_connect(struct udp_sock *u, const struct sockaddr_in *sin);
+long udp_sock_recvfrom(struct udp_sock *u, void *buf, size_t len, int flags, struct sockaddr *from,
+		       unsigned *fromlen);
+long udp_sock_sendto(struct udp_sock *u, const void *buf, size_t len, const struct sockaddr *to, unsigned tolen);
+void udp_sock_name(struct udp_sock *u, bool peer, struct sockaddr_in *sin);
+bool udp_sock_connected(struct udp_sock *u);
+
 #endif

@@ -206,7 +206,10 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 	struct sock *s = arg;
 	(void)pcb;
 	(void)err;
-	if (!s) { /* closed by the app while data was in flight */
+	if (!s || s->closed_by_app) {
+		/* Nobody will read it: take it and open the window, so that when our
+		 * own buffered output has drained, tcp_close() sends a FIN rather
+		 * than a reset for unread data. */
 		if (p) {
 			tcp_recved(pcb, p->tot_len);
 			pbuf_free(p);
@@ -321,8 +324,14 @@ static void egress_one(struct sock *s)
 		return;
 	while (s->tx_len) {
 		size_t room = tcp_sndbuf(pcb);
-		if (room == 0 || tcp_sndqueuelen(pcb) >= TCP_SND_QUEUELEN - 1)
-			break; /* on_sent lists the socket again */
+		if (room == 0 || tcp_sndqueuelen(pcb) >= TCP_SND_QUEUELEN - 1) {
+			/* Nothing can go before the peer acknowledges: on_sent lists the
+			 * socket again then. Naive: stay listed and be looked at on every
+			 * pass until then. */
+			if (!SW_EGRESS_DEADLINES)
+				mark_egress(s);
+			break;
+		}
 		size_t piece = s->tx_cap - s->tx_head;
 		if (piece > s->tx_len)
 			piece = s->tx_len;
@@ -447,8 +456,7 @@ static int net_start(void)
 	if (r < 0)
 		return -ENETDOWN;
 	executor_set_source(&net_source);
-	if (!kernel_option("quiet"))
-		atexit(net_socket_stats_print); /* runs before the layer's own report */
+	stats_register(net_socket_stats_print); /* printed before the layer's own report */
 	sk.started = true;
 	return 0;
 }
@@ -485,6 +493,16 @@ static int fail(int e)
 	errno = e;
 	return -1;
 }
+
+/* A UDP descriptor's calls go to udp.c; r is 0/length or -errno. */
+#define UDP_HANDOFF(fd, call)                        \
+	do {                                             \
+		struct udp_sock *u_ = udp_sock_of(fd);       \
+		if (u_) {                                    \
+			long r_ = (call);                        \
+			return r_ < 0 ? fail((int)-r_) : r_;     \
+		}                                            \
+	} while (0)
 
 /* Take and clear the pending error. */
 static int take_error(struct sock *s)
@@ -795,13 +813,17 @@ int socket(int domain, int type, int protocol)
 	int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (domain != AF_INET)
 		return fail(EAFNOSUPPORT);
-	if (base != SOCK_STREAM)
-		return fail(base == SOCK_DGRAM ? EPROTONOSUPPORT : EINVAL);
-	if (protocol != 0 && protocol != IPPROTO_TCP)
+	if (base != SOCK_STREAM && base != SOCK_DGRAM)
+		return fail(EINVAL);
+	if (protocol != 0 && protocol != (base == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))
 		return fail(EPROTONOSUPPORT);
 	int r = net_start();
 	if (r < 0)
 		return fail(-r);
+	if (base == SOCK_DGRAM) {
+		int fd = udp_sock_new((type & SOCK_NONBLOCK) != 0);
+		return fd < 0 ? fail(-fd) : fd;
+	}
 	struct sock *s = sock_new(base);
 	if (!s)
 		return fail(ENOMEM);
@@ -823,9 +845,12 @@ static int sockaddr_in_of(const struct sockaddr *addr, socklen_t len, const stru
 
 int bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	GET_SOCK(fd);
-	const struct sockaddr_in *sin;
+	const struct sockaddr_in *sin = NULL;
 	int e = sockaddr_in_of(addr, len, &sin);
+	if (e && udp_sock_of(fd))
+		return fail(e);
+	UDP_HANDOFF(fd, udp_sock_bind(u_, sin));
+	GET_SOCK(fd);
 	if (e)
 		return fail(e);
 	if (s->state != SS_NEW || s->local_port)
@@ -938,9 +963,14 @@ static bool connect_done(void *arg)
 
 int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	GET_SOCK(fd);
-	const struct sockaddr_in *sin;
+	const struct sockaddr_in *sin = NULL;
 	int e = sockaddr_in_of(addr, len, &sin);
+	if (udp_sock_of(fd) && addr && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC)
+		e = 0, sin = (const struct sockaddr_in *)addr; /* dissolve the association */
+	if (e && udp_sock_of(fd))
+		return fail(e);
+	UDP_HANDOFF(fd, udp_sock_connect(u_, sin));
+	GET_SOCK(fd);
 	if (e)
 		return fail(e);
 	if (s->state == SS_CONNECTING)
@@ -972,6 +1002,7 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
+	UDP_HANDOFF(fd, udp_sock_recvfrom(u_, buf, len, flags, NULL, NULL));
 	GET_SOCK(fd);
 	if (flags & MSG_PEEK) {
 		executor_poll();
@@ -990,6 +1021,7 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 
 ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *fromlen)
 {
+	UDP_HANDOFF(fd, udp_sock_recvfrom(u_, buf, len, flags, from, fromlen));
 	ssize_t r = recv(fd, buf, len, flags);
 	if (r >= 0 && from && fromlen)
 		getpeername(fd, from, fromlen);
@@ -998,6 +1030,7 @@ ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from
 
 ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
+	UDP_HANDOFF(fd, udp_sock_sendto(u_, buf, len, NULL, 0));
 	GET_SOCK(fd);
 	bool nb = s->nonblock;
 	if (flags & MSG_DONTWAIT)
@@ -1009,6 +1042,7 @@ ssize_t send(int fd, const void *buf, size_t len, int flags)
 
 ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tolen)
 {
+	UDP_HANDOFF(fd, udp_sock_sendto(u_, buf, len, to, tolen));
 	if (to) {
 		(void)tolen;
 		return fail(EISCONN);
@@ -1043,9 +1077,18 @@ int shutdown(int fd, int how)
 
 int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 {
-	GET_SOCK(fd);
 	if (!addr || !len)
 		return fail(EFAULT);
+	struct udp_sock *u = udp_sock_of(fd);
+	if (u) {
+		struct sockaddr_in sin;
+		udp_sock_name(u, false, &sin);
+		socklen_t n = *len < sizeof sin ? *len : sizeof sin;
+		memcpy(addr, &sin, n);
+		*len = sizeof sin;
+		return 0;
+	}
+	GET_SOCK(fd);
 	if (s->pcb)
 		fill_sockaddr(addr, len, &s->pcb->local_ip, s->pcb->local_port);
 	else
@@ -1055,9 +1098,20 @@ int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 
 int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 {
-	GET_SOCK(fd);
 	if (!addr || !len)
 		return fail(EFAULT);
+	struct udp_sock *u = udp_sock_of(fd);
+	if (u) {
+		if (!udp_sock_connected(u))
+			return fail(ENOTCONN);
+		struct sockaddr_in sin;
+		udp_sock_name(u, true, &sin);
+		socklen_t n = *len < sizeof sin ? *len : sizeof sin;
+		memcpy(addr, &sin, n);
+		*len = sizeof sin;
+		return 0;
+	}
+	GET_SOCK(fd);
 	if (!s->pcb || s->state != SS_CONNECTED)
 		return fail(ENOTCONN);
 	fill_sockaddr(addr, len, &s->pcb->remote_ip, s->pcb->remote_port);

@@ -2,6 +2,11 @@
  * sockcheck: POSIX behaviour of the socket layer and the executor inside the
  * guest, one numbered check per line ("ok N ..." or "not ok N ..."); the exit
  * status is the number of failed checks. Needs a NIC on QEMU's user network.
+ *
+ *   sockcheck [--refuse IP] [--udp-echo N]
+ *     --refuse IP    where a connect is refused (default 10.0.2.2, the user
+ *                    network's host; on tap, the namespace's host)
+ *     --udp-echo N   at the end, echo N datagrams arriving on UDP port 7
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -9,6 +14,8 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -40,8 +47,59 @@ static int listener(int port)
 	return fd;
 }
 
-int main(void)
+/* UDP without a peer: what can be checked inside the guest alone. */
+static void udp_checks(void)
 {
+	int u = socket(AF_INET, SOCK_DGRAM, 0);
+	check(u >= 0, "UDP socket");
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(7) };
+	check(bind(u, (struct sockaddr *)&a, sizeof a) == 0, "UDP bind to port 7");
+	struct sockaddr_in got;
+	socklen_t len = sizeof got;
+	check(getsockname(u, (struct sockaddr *)&got, &len) == 0 && ntohs(got.sin_port) == 7,
+	      "UDP getsockname reports port 7");
+	int r = (int)send(u, "x", 1, 0);
+	check(r < 0 && errno == EDESTADDRREQ, "UDP send without a peer: EDESTADDRREQ");
+	char buf[8];
+	r = (int)recv(u, buf, sizeof buf, MSG_DONTWAIT);
+	check(r < 0 && errno == EAGAIN, "UDP recv with nothing queued, non-blocking: EAGAIN");
+	int avail = -1;
+	check(ioctl(u, FIONREAD, &avail) == 0 && avail == 0, "UDP FIONREAD with nothing queued: 0");
+	close(u);
+}
+
+static void udp_echo(int count)
+{
+	int u = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(7) };
+	bind(u, (struct sockaddr *)&a, sizeof a);
+	printf("udp echo: listening on port 7\n");
+	fflush(stdout);
+	for (int i = 0; i < count; i++) {
+		char buf[2048];
+		struct sockaddr_in from;
+		socklen_t len = sizeof from;
+		ssize_t n = recvfrom(u, buf, sizeof buf, 0, (struct sockaddr *)&from, &len);
+		if (n < 0 || sendto(u, buf, (size_t)n, 0, (struct sockaddr *)&from, len) != n) {
+			printf("udp echo: failed at datagram %d\n", i);
+			failed++;
+			break;
+		}
+	}
+	printf("udp echo: done\n");
+	close(u);
+}
+
+int main(int argc, char **argv)
+{
+	const char *refuse_at = "10.0.2.2";
+	int echo = 0;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--refuse") == 0)
+			refuse_at = argv[i + 1];
+		else if (strcmp(argv[i], "--udp-echo") == 0)
+			echo = atoi(argv[i + 1]);
+	}
 	int lfd = listener(7000);
 	check(lfd >= 3, "socket, bind, listen");
 
@@ -71,12 +129,12 @@ int main(void)
 	getsockopt(c, IPPROTO_TCP, TCP_NODELAY, &v, &len);
 	check(v == 0, "TCP_NODELAY 0 reads back 0");
 
-	/* QEMU's user network forwards 10.0.2.2 to the host's loopback; nobody
-	 * listens on port 1 there, so the connection is refused. */
+	/* Nobody listens on port 1 of the host side, so the connection is refused
+	 * (QEMU's user network forwards 10.0.2.2 to the host's loopback). */
 	struct sockaddr_in gw = { .sin_family = AF_INET, .sin_port = htons(1) };
-	inet_pton(AF_INET, "10.0.2.2", &gw.sin_addr);
+	inet_pton(AF_INET, refuse_at, &gw.sin_addr);
 	r = connect(c, (struct sockaddr *)&gw, sizeof gw);
-	printf("# connect to 10.0.2.2:1: %d errno %d\n", r, errno);
+	printf("# connect to %s:1: %d errno %d\n", refuse_at, r, errno);
 	check(r < 0 && errno == ECONNREFUSED, "connect to a closed port: ECONNREFUSED");
 	close(c);
 
@@ -112,6 +170,9 @@ int main(void)
 	close(lfd);
 	lfd = listener(7000);
 	check(lfd >= 0, "a closed listener's port can be bound again");
+	udp_checks();
+	if (echo)
+		udp_echo(echo);
 	printf("%d passed, %d failed\n", n - failed, failed);
 	return failed;
 }

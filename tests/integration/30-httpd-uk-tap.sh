@@ -16,14 +16,25 @@ NS=uktest-$$
 tmp=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
+mkfifo "$tmp/stdin" # the guest's console input: Ctrl-T there prints its counters
 netns_create "$NS" || skip "cannot create a network namespace here"
 NET_EXEC=(ip netns exec "$NS")
 url=http://$NETNS_GUEST_IP
 
 "${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 400 \
 	--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 80 -s" \
-	"$LOADER" "$IMAGE" </dev/null >"$tmp/console" 2>&1 &
+	"$LOADER" "$IMAGE" <"$tmp/stdin" >"$tmp/console" 2>&1 &
 pid=$!
+exec 3>"$tmp/stdin"
+
+# On a failure, show what the guest's counters say before giving up.
+guest_fail() {
+	printf '\x14' >&3
+	sleep 2
+	echo "---- guest console (Ctrl-T sent) ----"
+	tr -d '\r' <"$tmp/console"
+	fail "$@"
+}
 wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer from the unikernel"; }
 
 "${NET_EXEC[@]}" curl -s -i "$url/" >"$tmp/got"
@@ -33,10 +44,10 @@ expect_file "$tmp/got" "$tmp/want"
 load() { # N C [-k]
 	local n=$1 c=$2 k=${3:-}
 	"${NET_EXEC[@]}" timeout 120 ab -q $k -n "$n" -c "$c" -s 10 "$url/" >"$tmp/ab" 2>&1 ||
-		{ cat "$tmp/ab"; fail "ab $k -n $n -c $c did not finish"; }
+		{ cat "$tmp/ab"; guest_fail "ab $k -n $n -c $c did not finish"; }
 	grep -q "^Complete requests: *$n\$" "$tmp/ab" && grep -q '^Failed requests: *0$' "$tmp/ab" &&
 		! grep -q '^Non-2xx responses' "$tmp/ab" ||
-		{ cat "$tmp/ab"; fail "ab $k -n $n -c $c: incomplete, failed or non-2xx requests"; }
+		{ cat "$tmp/ab"; guest_fail "ab $k -n $n -c $c: incomplete, failed or non-2xx requests"; }
 	echo "ab $k -n $n -c $c: $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$tmp/ab") req/s, 0 failed"
 }
 load 2000 1 -k

@@ -26,7 +26,7 @@ UNIT_SRCS_virtqueue := drivers/virtio/virtqueue.c
 include tests/unit/socket/lwip.mk
 SOCKET_TEST_SRCS := tests/unit/socket/probe.c tests/unit/socket/host.c tests/unit/socket/loopnet.c \
                     tests/unit/socket/pairs.c \
-                    net/inet.c net/tcp_hooks.c kernel/fd.c kernel/poll.c kernel/executor.c
+                    net/inet.c net/udp.c net/tcp_hooks.c kernel/fd.c kernel/poll.c kernel/executor.c
 SOCKET_TEST_DEPS := net/socket.c $(wildcard tests/unit/socket/*.h net/*.h kernel/*.h kernel/include/*.h \
                     kernel/include/sys/*.h net/include/*/*.h)
 

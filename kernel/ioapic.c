@@ -1,0 +1,51 @@
+/*
+ * ioapic.c: the I/O APIC, enough to route a legacy ISA interrupt (the serial
+ * port's) to a vector on this CPU. Devices that matter for speed use MSI-X and
+ * never come here.
+ *
+ * QEMU's PC machines put the I/O APIC at 0xfec00000 with ISA IRQs 1-15 on the
+ * same-numbered inputs (only the timer, IRQ 0, is overridden to input 2 in the
+ * MADT, and we do not use it); reading ACPI to learn that is left for a
+ * machine where it differs.
+ */
+#include "arch.h"
+#include "kernel.h"
+
+#define IOAPIC_BASE  0xfec00000ULL
+#define REG_VERSION  0x01
+#define REG_REDIR(n) (0x10 + 2 * (n))
+#define REDIR_MASKED (1u << 16)
+
+static volatile uint32_t *ioapic;
+static int inputs; /* redirection entries */
+
+static uint32_t rd(uint32_t reg)
+{
+	ioapic[0] = reg;
+	return ioapic[4];
+}
+
+static void wr(uint32_t reg, uint32_t v)
+{
+	ioapic[0] = reg;
+	ioapic[4] = v;
+}
+
+void ioapic_init(void)
+{
+	ioapic = mmio_map(IOAPIC_BASE, PAGE_SIZE);
+	inputs = (int)((rd(REG_VERSION) >> 16) & 0xff) + 1;
+	if (inputs > 64)
+		inputs = 0; /* nothing sane answered: leave it alone */
+	for (int i = 0; i < inputs; i++)
+		wr(REG_REDIR(i), REDIR_MASKED);
+}
+
+int ioapic_route_isa(int irq, int vector)
+{
+	if (irq < 1 || irq >= inputs)
+		return -1;
+	wr(REG_REDIR(irq) + 1, lapic_id() << 24);          /* destination: this CPU */
+	wr(REG_REDIR(irq), (uint32_t)vector);               /* fixed, edge, active high, unmasked */
+	return 0;
+}

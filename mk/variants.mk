@@ -1,0 +1,61 @@
+# variants.mk: named builds of the httpd image with some of the design's
+# switches (kernel/switches.h) turned to their naive side, so alternating
+# builds can measure what each is worth.
+#
+#   make VARIANT=NAME     build/apps/httpd-NAME.elf (objects in build/variants/NAME)
+#   make variants         every variant below
+#   make list-variants    their names and the switches each turns off
+#
+# Names: `baseline` (every switch off); the cumulative steps in the reference
+# write-up's order, step1-writev ... step8-timer-reload (= `all`); `all`; and
+# all-minus-SWITCH for each switch.
+
+# Switches in the write-up's order: short name -> macro in kernel/switches.h.
+SWITCH_NAMES := writev poll-when-due egress-list deadlines no-mark listener-flag spin-park timer-reload
+SWITCH_MACRO_writev        := SW_WRITEV_ONE_SEND
+SWITCH_MACRO_poll-when-due := SW_POLL_WHEN_DUE
+SWITCH_MACRO_egress-list   := SW_EGRESS_LIST
+SWITCH_MACRO_deadlines     := SW_EGRESS_DEADLINES
+SWITCH_MACRO_no-mark       := SW_READ_NO_MARK
+SWITCH_MACRO_listener-flag := SW_LISTENER_FLAG
+SWITCH_MACRO_spin-park     := SW_SPIN_THEN_PARK
+SWITCH_MACRO_timer-reload  := SW_TIMER_NO_RELOAD
+
+nswitches := $(words $(SWITCH_NAMES))
+seq_n     := $(shell seq 1 $(nswitches))
+step_name  = step$(1)-$(word $(1),$(SWITCH_NAMES))
+
+VARIANTS := baseline $(foreach i,$(seq_n),$(call step_name,$(i))) all \
+            $(SWITCH_NAMES:%=all-minus-%)
+
+# The switches each variant turns off.
+VARIANT_OFF_baseline := $(SWITCH_NAMES)
+VARIANT_OFF_all      :=
+$(foreach i,$(seq_n),$(eval VARIANT_OFF_$(call step_name,$(i)) := \
+	$(wordlist $(shell expr $(i) + 1),$(nswitches),$(SWITCH_NAMES))))
+$(foreach s,$(SWITCH_NAMES),$(eval VARIANT_OFF_all-minus-$(s) := $(s)))
+
+ifneq ($(VARIANT),)
+ifeq ($(filter $(VARIANT),$(VARIANTS)),)
+$(error unknown VARIANT '$(VARIANT)'; make list-variants shows the names)
+endif
+BUILD := build/variants/$(VARIANT)
+# lwIP does not read the switches: every variant shares one build of it.
+LWIP_BUILD := build/net/lwip
+VARIANT_CFLAGS := $(foreach s,$(VARIANT_OFF_$(VARIANT)),-D$(SWITCH_MACRO_$(s))=0) -DNDEBUG
+.DEFAULT_GOAL := variant
+endif
+
+.PHONY: variant variants list-variants
+variant:
+	@test -n "$(VARIANT)" || { echo "usage: make VARIANT=NAME (make list-variants)" >&2; exit 2; }
+	$(MAKE) --no-print-directory VARIANT=$(VARIANT) $(BUILD)/apps/httpd.elf $(LOADER)
+	@mkdir -p build/apps
+	cp $(BUILD)/apps/httpd.elf build/apps/httpd-$(VARIANT).elf
+	@echo "built build/apps/httpd-$(VARIANT).elf (off: $(or $(VARIANT_OFF_$(VARIANT)),nothing))"
+
+variants: deps
+	@for v in $(VARIANTS); do $(MAKE) --no-print-directory VARIANT=$$v variant || exit 1; done
+
+list-variants:
+	@$(foreach v,$(VARIANTS),echo "$(v): off $(or $(VARIANT_OFF_$(v)),nothing)";)
