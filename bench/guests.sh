@@ -13,6 +13,8 @@
 #   GUEST_INITRD     qemu-run's second argument (initramfs, or the app image)
 #   GUEST_PREFIX     command-line words before the network options
 #   GUEST_BYTES      image size: kernel plus initramfs/app, or the httpd binary
+#   GUEST_CTRL_T     1 when the guest prints its counters on a Ctrl-T at its
+#                    console (the unikernel), else empty
 # and returns 1 with a message when the spec is bad or its files are missing.
 # The network options (ip= gw= mask=) and `-- app args` are added by the
 # caller: the unikernel and the Linux guest read the same convention.
@@ -23,6 +25,7 @@ LOADER=${LOADER:-$BENCH_BUILD/loader/loader.elf}
 guest_resolve() {
 	local spec=$1 name kind rest
 	GUEST_NAME="" GUEST_KIND="" GUEST_KERNEL="" GUEST_INITRD="" GUEST_PREFIX="" GUEST_BYTES=0
+	GUEST_CTRL_T=""
 	name=${spec%%=*}
 	if [ "$name" = "$spec" ]; then
 		case "$spec" in
@@ -52,7 +55,7 @@ guest_resolve() {
 		GUEST_PREFIX="console=ttyS0 quiet panic=-1" ;;
 	uk:?*)
 		GUEST_KIND=qemu
-		GUEST_KERNEL=$LOADER GUEST_INITRD=${rest#uk:} ;;
+		GUEST_KERNEL=$LOADER GUEST_INITRD=${rest#uk:} GUEST_CTRL_T=1 ;;
 	*) echo "bench: unknown guest '$spec' (linux, native, uk:IMAGE, NAME=uk:IMAGE)" >&2; return 1 ;;
 	esac
 	local f

@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""counters.py: the unikernel's counters, taken between loads, as deltas.
+
+    bench/counters.py RESULTS_DIR
+
+bench/run-bench sends the guest's console Ctrl-T before the first load and
+after each one, and keeps what the guest printed in
+RESULTS_DIR/raw/REP-BACKEND-GUEST.counters:
+
+    # rep 1 backend tap guest all
+    @ start
+    sockets: open 1, accepted 0, ...
+    kernel: waits 12; polls 30 (idle 2); ...
+    @ k1
+    ...
+
+This writes RESULTS_DIR/counters.csv: one row per load of each such file, with
+the delta of every counter across the load, then per-request ratios (the
+delta divided by the requests ab completed, from runs.csv) and the key ratios
+the fixes report shows. Counters are parsed generically, so new ones the
+kernel prints in the same `prefix: label N, label N; ...` style become columns
+without a change here (see parse_line). Standard library only.
+"""
+import csv
+import glob
+import os
+import re
+import sys
+
+# Words after a number that are its unit, not the next counter's label.
+UNITS = {"bytes", "frames", "ms", "us", "ns", "KiB", "MiB", "s"}
+# The key ratios: name -> (numerator, denominator); "requests" is ab's count.
+# A denominator tuple is summed (reloads skipped as a share of all arm calls).
+KEY_RATIOS = {
+    "visited_per_egress_pass": ("sockets.sockets_visited", "sockets.egress_passes"),
+    "net_polls_per_request": ("net.polls", "requests"),
+    "spins_per_request": ("kernel.spins", "requests"),
+    "parks_per_request": ("kernel.parks", "requests"),
+    "frames_out_per_request": ("net.frames_out", "requests"),
+    "reloads_skipped_pct": ("kernel.timer_reloads_skipped",
+                            ("kernel.timer_reloads", "kernel.timer_reloads_skipped")),
+    "slots_per_listener_check": ("sockets.slots_walked", "sockets.listener_checks"),
+}
+LINE = re.compile(r"^([a-z][a-z0-9_-]*):\s+(.*)$")
+TOKEN = re.compile(r"[(),;]|[^\s(),;]+")
+
+
+def column(prefix, label):
+    return prefix + "." + re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+
+
+def parse_line(line):
+    """[(column, value)] of one counter line, [] for any other line.
+
+    A counter is a whole-number token; its label is the words before it since
+    the last number, comma, semicolon or parenthesis. Inside parentheses the
+    label is prefixed with the one before them ("timer reloads N (skipped N)"
+    -> timer_reloads_skipped). A number with no words before it takes the
+    words after it ("polls N, N with work" -> polls_with_work) or its unit
+    ("frames in N (B bytes)" -> frames_in_bytes). A second one-word label in
+    a run without separators takes the run's first word ("kicks rx N tx N"
+    -> kicks_tx). A word ending in ':' inside a line is a sub-heading: the
+    words up to it are dropped, as are tokens like 0x1f or 0/0.
+    """
+    m = LINE.match(line.strip())
+    if not m:
+        return []
+    prefix, body = m.groups()
+    tokens = TOKEN.findall(body)
+    out = []
+    words = []  # label words since the last number or separator
+    last = ""  # the latest label, for words or a unit after a bare number
+    outer = ""  # the label before the open parenthesis
+    depth = 0
+    run_head = ""  # first word of the run's first two-word label
+    pending = None  # a bare number waiting for the words after it
+
+    def emit(label, value):
+        out.append((column(prefix, f"{outer} {label}".strip() if depth else label), value))
+
+    def flush():  # a bare number takes the words after it: "N with work"
+        nonlocal pending
+        if pending is not None:
+            emit(f"{'' if depth else last} {' '.join(words)}".strip() or last, pending)
+            pending = None
+
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if t in ("(", ")", ",", ";"):
+            flush()
+            if t == "(":
+                outer, depth = last, depth + 1
+            elif t == ")":
+                depth = max(0, depth - 1)
+            else:
+                run_head = ""  # parentheses do not end a run: "frames in N (...) out N"
+            words = []
+        elif t.isdigit():
+            flush()
+            value = int(t)
+            if words:
+                label = " ".join(words)
+                if len(words) == 1 and run_head and not depth:
+                    label = f"{run_head} {label}"
+                elif len(words) > 1 and not depth:
+                    run_head = words[0]
+                if not depth:
+                    last = label  # without its unit: "rx N frames N bytes" -> rx_bytes
+                if nxt in UNITS:
+                    i += 1
+                    if nxt in ("bytes", "frames"):
+                        label = f"{label} {nxt}"
+                emit(label, value)
+            elif nxt in UNITS:  # "(B bytes)" inside, "N bytes" after a counter
+                emit(nxt if depth else f"{last} {nxt}", value)
+                i += 1
+            else:
+                pending = value
+            words = []
+        elif t.endswith(":"):  # a sub-heading: "drops: rx no-pbuf N"
+            words, run_head = [], ""
+        elif re.fullmatch(r"[A-Za-z_][\w-]*", t):
+            words.append(t)
+        else:  # 0x1f, 0/0, addresses: neither a counter nor a label
+            words = []
+        i += 1
+    flush()
+    return out
+
+
+def parse_dump(text):
+    """{column: value} of one Ctrl-T dump; a repeated column gets a _2 suffix."""
+    values = {}
+    for line in text.replace("\r", "").split("\n"):
+        for col, v in parse_line(line):
+            name, k = col, 2
+            while name in values:
+                name, k = f"{col}_{k}", k + 1
+            values[name] = v
+    return values
+
+
+def read_counters_file(path):
+    """(header dict, [(mark, {column: value})]) of one .counters file."""
+    header, dumps, mark, lines = {}, [], None, []
+    with open(path, errors="replace") as f:
+        for raw in f:
+            line = raw.rstrip("\r\n")
+            if line.startswith("# ") and not dumps and mark is None:
+                parts = line[2:].split()
+                header = dict(zip(parts[0::2], parts[1::2]))
+            elif line.startswith("@ "):
+                if mark is not None:
+                    dumps.append((mark, parse_dump("\n".join(lines))))
+                mark, lines = line[2:].strip(), []
+            else:
+                lines.append(line)
+    if mark is not None:
+        dumps.append((mark, parse_dump("\n".join(lines))))
+    return header, dumps
+
+
+def ratio(values, num, den):
+    """num / den from a dict of deltas; None when missing or den is 0."""
+    dens = den if isinstance(den, tuple) else (den,)
+    if num not in values or any(d not in values for d in dens):
+        return None
+    d = sum(values[d] for d in dens)
+    if not d:
+        return None
+    r = values[num] / d
+    return 100 * r if isinstance(den, tuple) else r
+
+
+def deltas(path, requests_of):
+    """Rows (dicts) for one .counters file: each load's deltas and ratios.
+
+    requests_of(rep, backend, guest, load) gives ab's completed requests.
+    A load whose dump or the one before it is missing (the guest did not
+    answer Ctrl-T) gets no row: a gap, not a made-up number.
+    """
+    header, dumps = read_counters_file(path)
+    rows = []
+    for (_, before), (mark, after) in zip(dumps, dumps[1:]):
+        if not before or not after:
+            continue
+        row = {"rep": header.get("rep", ""), "backend": header.get("backend", ""),
+               "guest": header.get("guest", ""), "load": mark}
+        req = requests_of(row["rep"], row["backend"], row["guest"], mark)
+        row["requests"] = req if req is not None else ""
+        d = {k: after[k] - before[k] for k in after if k in before}
+        d["requests"] = req or 0
+        row.update({k: v for k, v in d.items() if k != "requests"})
+        for name, (num, den) in KEY_RATIOS.items():
+            r = ratio(d, num, den)
+            row[name] = "" if r is None else f"{r:.3f}"
+        for k, v in list(d.items()):
+            if k != "requests" and req:
+                row["per_req." + k] = f"{v / req:.4f}"
+        rows.append(row)
+    return rows
+
+
+def requests_table(results_dir):
+    """(rep, backend, guest, load) -> completed requests, from runs.csv."""
+    table = {}
+    try:
+        with open(os.path.join(results_dir, "runs.csv"), newline="") as f:
+            for r in csv.DictReader(f):
+                try:
+                    table[(r["rep"], r["backend"], r["guest"], r["load"])] = int(r["requests"])
+                except (KeyError, ValueError):
+                    pass
+    except OSError:
+        pass
+    return lambda *key: table.get(key)
+
+
+def write_csv(results_dir):
+    """Writes counters.csv; returns the number of rows."""
+    files = sorted(glob.glob(os.path.join(results_dir, "raw", "*.counters")))
+    requests_of = requests_table(results_dir)
+    rows = [r for p in files for r in deltas(p, requests_of)]
+    fixed = ["rep", "backend", "guest", "load", "requests"] + list(KEY_RATIOS)
+    counters, per_req = [], []
+    for r in rows:
+        for k in r:
+            if k in fixed:
+                continue
+            bucket = per_req if k.startswith("per_req.") else counters
+            if k not in bucket:
+                bucket.append(k)
+    fields = fixed + counters + per_req
+    with open(os.path.join(results_dir, "counters.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, restval="", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return len(rows)
+
+
+def main(argv):
+    if len(argv) != 1 or not os.path.isdir(argv[0]):
+        print("usage: bench/counters.py RESULTS_DIR", file=sys.stderr)
+        return 2
+    n = write_csv(argv[0])
+    print(f"counters: {n} row(s) in {os.path.join(argv[0], 'counters.csv')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
