@@ -7,6 +7,17 @@
 #   make bench QUICK=1   one short repetition: a smoke run of a few minutes
 #   make bench-quick     the same
 #   make bench-summary DIR=bench/results/<timestamp>   summarise a run again
+#   make bench-fixes     what each fix is worth: the Linux guest and the named
+#                        variants (mk/variants.mk) through the six loads, both
+#                        back-ends, REPS=3, builds alternating in each
+#                        repetition; fixes.md, counters.csv, fixes.png in
+#                        bench/results/fixes-<timestamp> (bench/fixes.py).
+#                        FIXES_SET=steps (linux, baseline, the steps, all: ~22 min
+#                        here), loo (linux, all, all-minus-*: ~22 min) or all
+#                        (both, the default: ~40 min at LOAD_SECS=2).
+#   make bench-fixes QUICK=1   smoke run: linux, baseline, all; tap; 1 rep;
+#                        loads k64 c16; about 2 minutes
+#   make bench-fixes-report DIR=...   counters.csv and fixes.md again
 # Settings pass through to bench/run-bench: GUESTS (e.g. "linux native
 # uk:build/apps/httpd.elf"), BACKENDS (tap user), REPS, LOAD_SECS, REF, OUT.
 
@@ -47,3 +58,32 @@ bench-quick:
 bench-summary:
 	@test -n "$(DIR)" || { echo "usage: make bench-summary DIR=bench/results/<timestamp>" >&2; exit 2; }
 	python3 bench/summarise.py $(if $(REF),--ref $(REF)) $(DIR)
+
+# ---- bench-fixes: the named variants against each other and Linux ----------
+FIXES_SET ?= all
+FIXES_STEPS := baseline $(foreach i,$(shell seq 1 $(words $(wordlist 2,$(nswitches),$(SWITCH_NAMES)))),$(call step_name,$(i))) all
+FIXES_LOO   := all $(SWITCH_NAMES:%=all-minus-%)
+ifneq ($(filter-out 0,$(QUICK)),)
+FIXES_VARIANTS := baseline all
+FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),1) LOAD_SECS=$(or $(LOAD_SECS),2) \
+	IDLE_SECS=$(or $(IDLE_SECS),2) LOADS='$(or $(LOADS),k64 c16)'
+else
+FIXES_VARIANTS := $(strip $(if $(filter steps all,$(FIXES_SET)),$(FIXES_STEPS)) \
+	$(if $(filter loo all,$(FIXES_SET)),$(filter-out $(FIXES_STEPS),$(FIXES_LOO))))
+FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap user)' REPS=$(or $(REPS),3) LOAD_SECS=$(or $(LOAD_SECS),2) \
+	IDLE_SECS=$(or $(IDLE_SECS),5) $(if $(LOADS),LOADS='$(LOADS)')
+endif
+FIXES_GUESTS := linux $(foreach v,$(FIXES_VARIANTS),$(v)=uk:build/apps/httpd-$(v).elf)
+
+.PHONY: bench-fixes bench-fixes-report
+bench-fixes: linux-guest deps
+	@case "$(FIXES_SET)" in steps | loo | all) ;; *) echo "FIXES_SET must be steps, loo or all" >&2; exit 2 ;; esac
+	@for v in $(FIXES_VARIANTS); do $(MAKE) --no-print-directory VARIANT=$$v variant >/dev/null || exit 1; done
+	@out='$(or $(OUT),bench/results/fixes-$(shell date +%Y%m%d-%H%M%S))'; \
+	BUILD=$(BUILD) GUESTS='$(FIXES_GUESTS)' REF=linux OUT="$$out" $(FIXES_ENV) bench/run-bench && \
+	python3 bench/fixes.py "$$out"
+
+bench-fixes-report:
+	@test -n "$(DIR)" || { echo "usage: make bench-fixes-report DIR=bench/results/<folder>" >&2; exit 2; }
+	python3 bench/counters.py $(DIR)
+	python3 bench/fixes.py $(DIR)

@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""fixes.py: the report of `make bench-fixes`: what each fix is worth.
+
+    bench/fixes.py [--no-chart] RESULTS_DIR
+
+Reads runs.csv and guests.csv (bench/run-bench) and counters.csv
+(bench/counters.py, optional) of a run whose guests are the named variants
+of mk/variants.mk (baseline, step1-writev ... all, all-minus-SWITCH) and
+linux, and writes
+    fixes.md    the steps table in the shape of the reference write-up (one
+                row per cumulative step, one column per load, median req/s
+                (min-max) and the gain over the row above), the leave-one-out
+                table (all vs all-minus-SWITCH, and the loss), the counters
+                that explain the speed (key ratios per variant and load), and
+                boot time and idle CPU per variant
+    fixes.dat, fixes.gp, fixes.png   req/s per step per load (gnuplot)
+A run counts only when ab reported no failed request, no non-2xx answer and
+status ok; the others are marked in the cells ([n=clean/all]) and listed.
+Standard library only (Debian's python3).
+"""
+import argparse
+import csv
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summarise import (GUEST_FIELDS, LOADS, RUN_FIELDS, InputError, Stat,  # noqa: E402
+                       has_cairo, md_table, num, ordered, read_csv, text_table)
+from counters import KEY_RATIOS  # noqa: E402
+
+# The switches in the write-up's order, as mk/variants.mk names them
+# (SWITCH_NAMES; tests/integration/61-bench-fixes.sh checks they agree), with
+# the step's name in the tables.
+SWITCHES = [("writev", "writev"), ("poll-when-due", "poll when due"),
+            ("egress-list", "egress list"), ("deadlines", "deadlines"),
+            ("no-mark", "no-mark"), ("listener-flag", "listener flag"),
+            ("spin-park", "spin-then-park"), ("timer-reload", "timer reload")]
+# Key ratios as the counters tables name them.
+RATIO_TITLES = {
+    "visited_per_egress_pass": "sockets visited per egress pass",
+    "net_polls_per_request": "network polls per request",
+    "spins_per_request": "spins per request",
+    "parks_per_request": "parks per request",
+    "frames_out_per_request": "frames out per request",
+    "reloads_skipped_pct": "timer reloads skipped (%)",
+    "slots_per_listener_check": "listener slots walked per check",
+}
+
+
+def step_rows(guests):
+    """[(row label, guest)] of the cumulative steps present, in order."""
+    rows = [("linux", "linux"), ("baseline", "baseline")]
+    for i, (sw, label) in enumerate(SWITCHES, start=1):
+        if i < len(SWITCHES):
+            rows.append((f"+{label}", f"step{i}-{sw}"))
+        else:  # the last step is every switch on: `all` (step8-... is the same build)
+            last = "all" if "all" in guests or f"step{i}-{sw}" not in guests else f"step{i}-{sw}"
+            rows.append((f"+{label} (all)", last))
+    rows = [(label, g) for label, g in rows if g in guests]
+    # Without the step before it, `all` is not one step on from the row above.
+    if len(rows) > 1 and rows[-1][1] != f"step{len(SWITCHES)}-{SWITCHES[-1][0]}" \
+            and rows[-2][1] != f"step{len(SWITCHES) - 1}-{SWITCHES[-2][0]}" and rows[-1][1] == "all":
+        rows[-1] = ("all", "all")
+    return rows
+
+
+def loo_rows(guests):
+    rows = [("all", "all")] + [(f"all - {label}", f"all-minus-{sw}") for sw, label in SWITCHES]
+    return [(label, g) for label, g in rows if g in guests]
+
+
+def clean(run):
+    """Whether a run counts: ab finished, nothing failed, every answer 2xx."""
+    return run["status"] == "ok" and (num(run["failed"]) or 0) == 0 and (num(run["non2xx"]) or 0) == 0
+
+
+def fmt_num(v):
+    """A ratio with the digits that matter at its size."""
+    if v is None:
+        return "-"
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+class Fixes:
+    """The runs of one bench-fixes results folder, grouped for the report."""
+
+    def __init__(self, runs, boots, counters):
+        self.runs = runs  # runs.csv rows
+        self.boots = boots  # guests.csv rows
+        self.counters = counters  # counters.csv rows (may be empty)
+        self.backends = ordered([r["backend"] for r in runs], ["tap", "user"])
+        self.loads = ordered([r["load"] for r in runs], list(LOADS))
+        self.guests = ordered([r["guest"] for r in runs + boots], [])
+        self.clean_keys = {(r["rep"], r["backend"], r["guest"], r["load"]) for r in runs if clean(r)}
+
+    def cell_runs(self, backend, guest, load):
+        return [r for r in self.runs if r["backend"] == backend and r["guest"] == guest and r["load"] == load]
+
+    def rps(self, backend, guest, load):
+        """Stat of req/s over the clean runs."""
+        return Stat([num(r["rps"]) for r in self.cell_runs(backend, guest, load) if clean(r)])
+
+    def marks(self, backend, guest, load):
+        """[n=clean/all] when some runs did not count; ! for a listen overflow."""
+        mine = self.cell_runs(backend, guest, load)
+        ok = [r for r in mine if clean(r)]
+        text = ""
+        if len(ok) < len(mine):
+            text += f" [n={len(ok)}/{len(mine)}]"
+        if any(r["overflow"] == "1" for r in ok):
+            text += " !"
+        return text
+
+    def steps_table(self, backend):
+        """Rows of the steps table: req/s and the gain over the row above."""
+        rows, prev = [], None
+        for label, guest in step_rows(self.guests):
+            row = [label]
+            for load in self.loads:
+                st = self.rps(backend, guest, load)
+                cell = st.fmt()
+                if prev is not None:
+                    before = self.rps(backend, prev, load).median
+                    if st.median is not None and before:
+                        cell += f" x{st.median / before:.2f}"
+                row.append(cell + self.marks(backend, guest, load))
+            rows.append(row)
+            prev = guest
+        # The whole way: all over baseline, all over linux.
+        for base in ("baseline", "linux"):
+            if base in self.guests and "all" in self.guests:
+                row = [f"all / {base}"]
+                for load in self.loads:
+                    a, b = self.rps(backend, "all", load).median, self.rps(backend, base, load).median
+                    row.append(f"x{a / b:.2f}" if a is not None and b else "-")
+                rows.append(row)
+        return rows
+
+    def loo_table(self, backend):
+        """Rows of the leave-one-out table: req/s and the loss against all."""
+        rows = []
+        for label, guest in loo_rows(self.guests):
+            row = [label]
+            for load in self.loads:
+                st = self.rps(backend, guest, load)
+                cell = st.fmt()
+                ref = self.rps(backend, "all", load).median
+                if guest != "all" and st.median is not None and ref:
+                    cell += f" {100 * (st.median / ref - 1):+.0f}%"
+                row.append(cell + self.marks(backend, guest, load))
+            rows.append(row)
+        return rows
+
+    def variants(self):
+        """Unikernel variants in report order: steps, then leave-one-out."""
+        names = [g for _, g in step_rows(self.guests) + loo_rows(self.guests) if g != "linux"]
+        return ordered(names, [])
+
+    def ratio(self, backend, guest, load, name):
+        """Median of a key ratio over the clean runs (counters.csv)."""
+        return Stat([num(c.get(name)) for c in self.counters
+                     if (c["backend"], c["guest"], c["load"]) == (backend, guest, load)
+                     and (c["rep"], backend, guest, load) in self.clean_keys]).median
+
+    def counters_tables(self, backend):
+        out = []
+        names = [n for n in KEY_RATIOS if any(c.get(n) for c in self.counters if c["backend"] == backend)]
+        if not names:
+            return out
+        # The headline: each ratio from baseline to all, per load.
+        if "baseline" in self.guests and "all" in self.guests:
+            rows = []
+            for n in names:
+                rows.append([RATIO_TITLES.get(n, n)] + [
+                    f"{fmt_num(self.ratio(backend, 'baseline', l, n))} -> {fmt_num(self.ratio(backend, 'all', l, n))}"
+                    for l in self.loads])
+            out += [f"### baseline -> all, back-end `{backend}`", "",
+                    md_table(["ratio"] + self.loads, rows), ""]
+        for n in names:
+            have = {c["guest"] for c in self.counters if c["backend"] == backend}
+            rows = [[g] + [fmt_num(self.ratio(backend, g, l, n)) for l in self.loads]
+                    for g in self.variants() if g in have]
+            out += [f"### {RATIO_TITLES.get(n, n)}, back-end `{backend}`", "",
+                    md_table(["variant"] + self.loads, rows), ""]
+        return out
+
+    def guests_table(self):
+        rows = []
+        for g in ["linux"] + self.variants():
+            if g not in self.guests:
+                continue
+            row = [g]
+            for backend in self.backends:
+                ok = [b for b in self.boots if b["backend"] == backend and b["guest"] == g and b["status"] == "ok"]
+                idle = Stat([num(b["idle_cpu_pct"]) for b in ok])
+                row += [Stat([num(b["boot_s"]) for b in ok]).fmt(2), idle.fmt(2) + ("%" if idle.n else "")]
+            rows.append(row)
+        head = ["guest"] + [f"{h} ({b})" for b in self.backends for h in ("boot s", "idle CPU")]
+        return md_table(head, rows)
+
+    def not_counted(self):
+        notes = []
+        for r in self.runs:
+            if clean(r) or r["status"] == "no_boot":
+                continue
+            why = [r["status"]] if r["status"] != "ok" else []
+            if (num(r["failed"]) or 0) > 0:
+                why.append(f"{r['failed']} failed")
+            if (num(r["non2xx"]) or 0) > 0:
+                why.append(f"{r['non2xx']} non-2xx")
+            notes.append(f"rep {r['rep']} {r['backend']} {r['guest']} {r['load']}: {', '.join(why)} "
+                         f"(console: raw/{r['rep']}-{r['backend']}-{r['guest']}.console)")
+        notes += [f"rep {b['rep']} {b['backend']} {b['guest']}: {b['status']}"
+                  for b in self.boots if b["status"] != "ok"]
+        return notes
+
+    def markdown(self, meta):
+        reps = len({r["rep"] for r in self.runs})
+        out = ["# What each fix is worth", ""]
+        if meta:
+            out += ["```", meta.strip(), "```", ""]
+        out += [f"Requests/s, median over the clean runs (min-max), {reps} repetition(s), builds "
+                "alternating in each. A run is clean when ab saw no failed request and no non-2xx "
+                "answer; [n=K/M]: only K of M runs were clean; !: a listen overflow on the host "
+                "(user back-end). Loads: " + ", ".join(f"{k} = {v}" for k, v in LOADS.items() if k in self.loads)
+                + ".", ""]
+        for backend in self.backends:
+            out += [f"## Steps, back-end `{backend}`", "",
+                    "Each row adds one switch to the row above; xG = its median over the row above's.", "",
+                    md_table(["step"] + self.loads, self.steps_table(backend)), ""]
+        for backend in self.backends:
+            rows = self.loo_table(backend)
+            if len(rows) > 1:
+                out += [f"## Leave one out, back-end `{backend}`", "",
+                        "Every switch on but one; the percentage is its median against all's.", "",
+                        md_table(["variant"] + self.loads, rows), ""]
+        if self.counters:
+            out += ["## Counters", "",
+                    "Deltas of the guest's counters across each load (Ctrl-T before and after), "
+                    "divided as named; median over the clean runs. Every counter is in counters.csv.", ""]
+            for backend in self.backends:
+                out += self.counters_tables(backend)
+        out += ["## Boot and idle", "",
+                "Boot: seconds from start to the first HTTP response; idle CPU: QEMU's CPU over the "
+                "idle sample (first repetition).", "", self.guests_table(), ""]
+        notes = self.not_counted()
+        out += ["## Runs that did not count", ""]
+        out += [f"- {n}" for n in notes] if notes else ["None: every run was clean."]
+        return "\n".join(out) + "\n"
+
+    def chart_data(self):
+        """Per back-end (a gnuplot index): step number, label, median min max per load."""
+        lines = ["# step label " + " ".join(f"{l}_median {l}_min {l}_max" for l in self.loads)]
+        for backend in self.backends:
+            for i, (label, guest) in enumerate(step_rows(self.guests)):
+                cells = [str(i), '"' + label.replace(" (all)", "") + '"']
+                for load in self.loads:
+                    s = self.rps(backend, guest, load)
+                    cells += ["NaN"] * 3 if s.median is None else [f"{s.median:.1f}", f"{s.low:.1f}", f"{s.high:.1f}"]
+                lines.append(" ".join(cells))
+            lines += ["", ""]
+        return "\n".join(lines) + "\n"
+
+
+def gnuplot_script(fx, data, png):
+    n = len(fx.backends)
+    s = [f"set terminal pngcairo size 1100,{460 * n} font 'sans,10'" if has_cairo() else
+         f"set terminal png size 1100,{460 * n}",
+         f"set output '{png}'", f"set multiplot layout {n},1",
+         "set logscale y", "set grid ytics", "set ylabel 'requests/s (log scale)'",
+         "set key outside right", "set xtics rotate by -30 nomirror", "set offsets 0.3, 0.3, 0, 0"]
+    for i, backend in enumerate(fx.backends):
+        s.append(f"set title 'httpd requests/s per step, back-end {backend}: median, bars min-max'")
+        plots = []
+        for j, load in enumerate(fx.loads):
+            if all(fx.rps(backend, g, load).median is None for _, g in step_rows(fx.guests)):
+                continue  # gnuplot refuses a series without a point
+            c = 3 + 3 * j
+            plots.append(f"'{data}' index {i} using 1:{c}:{c + 1}:{c + 2}:xtic(2) with yerrorlines "
+                         f"title '{LOADS.get(load, load)}' lc {j + 1} pt {j + 4}")
+        s.append("plot " + ", ".join(plots) if plots else "plot [0:1] [1:10] NaN notitle")
+    s.append("unset multiplot")
+    return "\n".join(s) + "\n"
+
+
+def read_counters(path):
+    """counters.csv rows; [] when there is none (e.g. only Linux guests)."""
+    try:
+        with open(path, newline="") as f:
+            return list(csv.DictReader(f))
+    except OSError:
+        return []
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description="The bench-fixes report of a results folder.")
+    ap.add_argument("--no-chart", action="store_true", help="skip the PNG")
+    ap.add_argument("dir")
+    args = ap.parse_args(argv)
+    try:
+        runs = read_csv(os.path.join(args.dir, "runs.csv"), RUN_FIELDS)
+        boots = read_csv(os.path.join(args.dir, "guests.csv"), GUEST_FIELDS)
+    except InputError as e:
+        print(f"fixes: {e}", file=sys.stderr)
+        return 2
+    if not runs:
+        print("fixes: no runs recorded", file=sys.stderr)
+        return 2
+    fx = Fixes(runs, boots, read_counters(os.path.join(args.dir, "counters.csv")))
+    meta = ""
+    try:
+        with open(os.path.join(args.dir, "meta.txt")) as f:
+            meta = f.read()
+    except OSError:
+        pass
+    with open(os.path.join(args.dir, "fixes.md"), "w") as f:
+        f.write(fx.markdown(meta))
+    for backend in fx.backends:
+        print(f"\nrequests/s per step, back-end {backend} (median (min-max) over clean runs; x = gain over the row above)")
+        print(text_table(["step"] + fx.loads, fx.steps_table(backend)))
+    if not args.no_chart:
+        data, png = os.path.join(args.dir, "fixes.dat"), os.path.join(args.dir, "fixes.png")
+        with open(data, "w") as f:
+            f.write(fx.chart_data())
+        if shutil.which("gnuplot"):
+            script = gnuplot_script(fx, data, png)
+            with open(os.path.join(args.dir, "fixes.gp"), "w") as f:
+                f.write(script)
+            r = subprocess.run(["gnuplot"], input=script, capture_output=True, text=True, timeout=60)
+            if r.returncode != 0:  # the tables still stand
+                print(f"fixes: warning: gnuplot failed, no chart: {r.stderr.strip()}", file=sys.stderr)
+        else:
+            print("fixes: gnuplot not found, no chart", file=sys.stderr)
+    print(f"\nreport: {os.path.join(args.dir, 'fixes.md')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
