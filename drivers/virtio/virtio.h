@@ -37,6 +37,7 @@ struct vnet_stats {
 	uint64_t tx_too_many_segs;      /* vnet_tx refused: more pieces than fit */
 	uint64_t rx_refills, rx_kicks, tx_kicks, kicks_suppressed;
 	uint64_t rx_interrupts, tx_interrupts, config_interrupts;
+	uint64_t tx_watchdog_kicks;     /* notifies sent because the tx ring stood still */
 };
 
 /* Find and start the device. 0, or a negative errno after printing why. */

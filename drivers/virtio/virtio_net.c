@@ -32,6 +32,9 @@
 #define RX_BUF_SIZE 2048
 #define ETH_HLEN    14
 #define MAX_FRAME   1514
+/* A transmit ring the device has not advanced for this long, with frames
+ * published, gets a notify whether or not the event index asked for one. */
+#define TX_WATCHDOG_NS 2000000
 
 /* The header in front of every frame (VERSION_1: always 12 bytes). */
 struct virtio_net_hdr {
@@ -58,6 +61,8 @@ static struct {
 	uint8_t *rx_bufs;             /* rx.vq.size buffers of RX_BUF_SIZE */
 	uint8_t mac[6];               /* station address */
 	vnet_tx_done_fn tx_done;      /* told when a frame's pieces are free */
+	uint16_t tx_seen_used;        /* device's tx used index at the last look */
+	uint64_t tx_seen_at;          /* when it was last seen to move; 0: idle */
 	struct vnet_stats st;         /* counters */
 } nic;
 
@@ -169,6 +174,33 @@ bool vnet_rx_irq_enable(bool on)
 
 void vnet_set_tx_done(vnet_tx_done_fn done) { nic.tx_done = done; }
 
+/*
+ * Seen here under load with QEMU 7.2 (TCG, tap back-end): the device stops
+ * with frames published and its avail_event at its own used index, although
+ * each publish read the event index after a full fence and found no notify
+ * due. Whatever the cause on the device side, a ring that holds published
+ * frames and has not moved for TX_WATCHDOG_NS is notified again; a spurious
+ * notify costs the device one look.
+ */
+static void tx_watchdog(void)
+{
+	struct virtqueue *vq = &nic.tx.vq;
+	uint16_t used = *(volatile uint16_t *)&vq->used->idx;
+	if (used == vq->kicked_avail_idx) {
+		nic.tx_seen_at = 0; /* the device has everything we published */
+		return;
+	}
+	uint64_t now = clock_ns();
+	if (used != nic.tx_seen_used || nic.tx_seen_at == 0) {
+		nic.tx_seen_used = used;
+		nic.tx_seen_at = now;
+	} else if (now - nic.tx_seen_at > TX_WATCHDOG_NS) {
+		virtio_pci_notify(vq);
+		nic.st.tx_watchdog_kicks++;
+		nic.tx_seen_at = now;
+	}
+}
+
 int vnet_tx_reclaim(void)
 {
 	void *cookie;
@@ -176,6 +208,7 @@ int vnet_tx_reclaim(void)
 	int n = 0;
 	if (!nic.present)
 		return 0;
+	tx_watchdog();
 	while (vq_get_used(&nic.tx.vq, &cookie, &len)) {
 		/* A bad length on a transmit chain changes nothing: we never read it. */
 		if (nic.tx_done)
@@ -339,9 +372,20 @@ void vnet_stats_print(void)
 		return;
 	kprintf("virtio-net: rx %lu frames %lu bytes, tx %lu frames %lu bytes; drops: bad used %lu/%lu, "
 		"runt %lu, merged %lu, ring full %lu, too many segs %lu; kicks rx %lu tx %lu (suppressed %lu); "
-		"irqs rx %lu tx %lu config %lu; features 0x%lx\n",
+		"irqs rx %lu tx %lu config %lu; tx watchdog kicks %lu; features 0x%lx\n",
 		s->rx_frames, s->rx_bytes, s->tx_frames, s->tx_bytes, s->rx_drop_bad_used, s->tx_drop_bad_used,
 		s->rx_drop_runt, s->rx_drop_merged, s->tx_ring_full, s->tx_too_many_segs, s->rx_kicks,
 		s->tx_kicks, s->kicks_suppressed, s->rx_interrupts, s->tx_interrupts, s->config_interrupts,
-		nic.vp.features);
+		s->tx_watchdog_kicks, nic.vp.features);
+	/* Where each ring stands: the driver's published and consumed indexes,
+	 * the device's, and the event indexes each side asked for. */
+	for (int q = 0; q < 2; q++) {
+		struct virtqueue *vq = q ? &nic.tx.vq : &nic.rx.vq;
+		kprintf("virtio-net: %s ring: avail %u (kicked %u) used %u (read %u) free %u; "
+			"avail_event %u used_event %u\n",
+			q ? "tx" : "rx", vq->avail->idx, vq->kicked_avail_idx,
+			*(volatile uint16_t *)&vq->used->idx, vq->last_used, vq_num_free(vq),
+			*(volatile uint16_t *)((uintptr_t)vq->used + 4 + sizeof(struct vring_used_elem) * vq->size),
+			vq->avail->ring[vq->size]);
+	}
 }
