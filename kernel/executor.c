@@ -27,7 +27,9 @@ static bool poll_source(void)
 	if (!source || (SW_POLL_WHEN_DUE && !source->due()))
 		return false;
 	stats.wait_polls++;
+	uint64_t t0 = cpu_cycles();
 	bool progress = source->poll();
+	stats_phase_add(PHASE_POLL, cpu_cycles() - t0);
 	if (!progress)
 		stats.wait_polls_idle++;
 	return progress;
@@ -44,7 +46,17 @@ bool executor_poll(void)
 
 /* Busy-poll the source's device, interrupt off, until it has work, a timer is
  * due or the spin budget is spent. True when work arrived. */
+static bool spin_until_work(uint64_t deadline);
+
 static bool spin(uint64_t deadline)
+{
+	uint64_t t0 = cpu_cycles();
+	bool hit = spin_until_work(deadline);
+	stats_phase_add(PHASE_SPIN, cpu_cycles() - t0);
+	return hit;
+}
+
+static bool spin_until_work(uint64_t deadline)
 {
 	uint64_t now = clock_ns(), until = now + spin_ns;
 	uint64_t next_timer = timer_next_deadline();

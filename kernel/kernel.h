@@ -32,6 +32,21 @@ int ksnprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((forma
  * exit (unless the kernel option quiet is given) and whenever the console's
  * status key arrives. */
 void stats_register(void (*print)(void));
+/* Where the CPU's time goes, in TSC cycles, for the counter report. */
+enum stats_phase {
+	PHASE_POLL,   /* polling the wait source: driver, stack and egress */
+	PHASE_EGRESS, /* the part of it spent in the egress pass */
+	PHASE_SPIN,   /* spinning with the device interrupt off */
+	PHASE_PARK,   /* halted */
+	NPHASES,
+};
+void stats_phase_add(enum stats_phase phase, uint64_t cycles);
+static inline uint64_t cpu_cycles(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
 void stats_print_all(void);
 /* Print the counters if the status key was pressed; called from wait loops. */
 void stats_service(void);

@@ -24,6 +24,17 @@ void stats_print_all(void)
 	stats_print();
 }
 
+void stats_phase_add(enum stats_phase phase, uint64_t cycles)
+{
+	stats.phase_cycles[phase] += cycles;
+}
+
+static uint64_t cycles_to_us(uint64_t c)
+{
+	uint64_t hz = clock_tsc_hz();
+	return hz ? (uint64_t)((unsigned __int128)c * 1000000 / hz) : 0;
+}
+
 void stats_service(void)
 {
 	if (console_status_requested) {
@@ -44,4 +55,12 @@ void stats_print(void)
 	kprintf("kernel: waits %lu; polls %lu (idle %lu); spins %lu (hits %lu); re-arm rechecks %lu\n",
 		stats.waits, stats.wait_polls, stats.wait_polls_idle, stats.spins, stats.spin_hits,
 		stats.arm_rechecks);
+	/* Time of the app (and of everything outside the wait loops) is the rest. */
+	uint64_t up = clock_ns() / 1000, poll = cycles_to_us(stats.phase_cycles[PHASE_POLL]);
+	uint64_t egress = cycles_to_us(stats.phase_cycles[PHASE_EGRESS]);
+	uint64_t spin = cycles_to_us(stats.phase_cycles[PHASE_SPIN]);
+	uint64_t park = cycles_to_us(stats.phase_cycles[PHASE_PARK]);
+	uint64_t known = poll + spin + park;
+	kprintf("kernel: time us: receive+stack %lu, egress %lu, spin %lu, park %lu, app+other %lu\n",
+		poll > egress ? poll - egress : 0, egress, spin, park, up > known ? up - known : 0);
 }

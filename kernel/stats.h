@@ -6,6 +6,7 @@
 #define STATS_H
 
 #include <stdint.h>
+#include "kernel.h"
 
 struct kstats {
 	uint64_t interrupts;            /* every vector but spurious */
@@ -21,6 +22,7 @@ struct kstats {
 	uint64_t spins;                 /* spin-loop turns with the interrupt off */
 	uint64_t spin_hits;             /* spins that ended because work arrived */
 	uint64_t arm_rechecks;          /* work found right after re-arming */
+	uint64_t phase_cycles[NPHASES]; /* TSC cycles per enum stats_phase */
 };
 
 extern struct kstats stats;

@@ -92,7 +92,9 @@ void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
 		arm(deadline);
 	}
 	stats.parks++;
-	irq_enable_and_halt();
+	uint64_t t0 = cpu_cycles();
+	irq_enable_and_halt(); /* the waking interrupt's handler has run when this returns */
+	stats_phase_add(PHASE_PARK, cpu_cycles() - t0);
 }
 
 void sleep_until(uint64_t deadline_ns)

@@ -429,8 +429,11 @@ static bool source_due(void)
 static bool source_poll(void)
 {
 	bool did = net_poll();
-	if (sk.egress_head || !SW_EGRESS_LIST)
+	if (sk.egress_head || !SW_EGRESS_LIST) {
+		uint64_t t0 = cpu_cycles();
 		did |= egress_pass();
+		stats_phase_add(PHASE_EGRESS, cpu_cycles() - t0);
+	}
 	return did;
 }
 

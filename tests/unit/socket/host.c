@@ -78,6 +78,7 @@ void panic(const char *fmt, ...)
 /* The kernel's counter reports: layers register printers; wait loops ask
  * whether the console's status key was pressed. Nothing to print here. */
 void stats_register(void (*print)(void)) { (void)print; }
+void stats_phase_add(enum stats_phase phase, uint64_t cycles) { (void)phase, (void)cycles; }
 void stats_service(void) {}
 
 /* No kernel timers in the test. The executor calls timer_run_expired() on
