@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "lwip/ip_addr.h"
 
 struct netif;
 
@@ -80,7 +81,8 @@ int udp_sock_connect(struct udp_sock *u, const struct sockaddr_in *sin);
 long udp_sock_recvfrom(struct udp_sock *u, void *buf, size_t len, int flags, struct sockaddr *from,
 		       unsigned *fromlen);
 long udp_sock_sendto(struct udp_sock *u, const void *buf, size_t len, const struct sockaddr *to, unsigned tolen);
-void udp_sock_name(struct udp_sock *u, bool peer, struct sockaddr_in *sin);
+/* The local (or, with peer, the remote) address and port, for getsockname/getpeername. */
+void udp_sock_name(struct udp_sock *u, bool peer, const ip_addr_t **ip, uint16_t *port);
 bool udp_sock_connected(struct udp_sock *u);
 
 #endif

@@ -1084,11 +1084,10 @@ int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 		return fail(EFAULT);
 	struct udp_sock *u = udp_sock_of(fd);
 	if (u) {
-		struct sockaddr_in sin;
-		udp_sock_name(u, false, &sin);
-		socklen_t n = *len < sizeof sin ? *len : sizeof sin;
-		memcpy(addr, &sin, n);
-		*len = sizeof sin;
+		const ip_addr_t *ip;
+		uint16_t port;
+		udp_sock_name(u, false, &ip, &port);
+		fill_sockaddr(addr, len, ip, port);
 		return 0;
 	}
 	GET_SOCK(fd);
@@ -1107,11 +1106,10 @@ int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 	if (u) {
 		if (!udp_sock_connected(u))
 			return fail(ENOTCONN);
-		struct sockaddr_in sin;
-		udp_sock_name(u, true, &sin);
-		socklen_t n = *len < sizeof sin ? *len : sizeof sin;
-		memcpy(addr, &sin, n);
-		*len = sizeof sin;
+		const ip_addr_t *ip;
+		uint16_t port;
+		udp_sock_name(u, true, &ip, &port);
+		fill_sockaddr(addr, len, ip, port);
 		return 0;
 	}
 	GET_SOCK(fd);

@@ -271,16 +271,10 @@ int udp_sock_connect(struct udp_sock *u, const struct sockaddr_in *sin)
 	return 0;
 }
 
-void udp_sock_name(struct udp_sock *u, bool peer, struct sockaddr_in *sin)
+void udp_sock_name(struct udp_sock *u, bool peer, const ip_addr_t **ip, uint16_t *port)
 {
-	*sin = (struct sockaddr_in){ .sin_family = AF_INET };
-	if (peer) {
-		sin->sin_port = htons(u->pcb->remote_port);
-		sin->sin_addr.s_addr = ip_addr_get_ip4_u32(&u->pcb->remote_ip);
-	} else {
-		sin->sin_port = htons(u->pcb->local_port);
-		sin->sin_addr.s_addr = ip_addr_get_ip4_u32(&u->pcb->local_ip);
-	}
+	*ip = peer ? &u->pcb->remote_ip : &u->pcb->local_ip;
+	*port = peer ? u->pcb->remote_port : u->pcb->local_port;
 }
 
 bool udp_sock_connected(struct udp_sock *u) { return u->connected; }
