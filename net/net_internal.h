@@ -60,6 +60,7 @@ struct socket_counters {
 	uint64_t tcp_write_no_memory;   /* tcp_write refused for lack of memory */
 	uint64_t listener_checks;       /* listener readiness questions */
 	uint64_t listener_slots_walked; /* backlog slots looked at to answer them (naive) */
+	uint64_t nagle_holds;           /* outputs that left data waiting for an ACK (Nagle) */
 };
 extern struct socket_counters net_socket_counters;
 void net_socket_stats_print(void);

@@ -377,6 +377,11 @@ static void egress_one(struct sock *s)
 	if (queued) {
 		tcp_output(pcb);
 		CNT.outputs++;
+		/* Data left unsent behind unacknowledged data with Nagle on waits for
+		 * the peer's (possibly delayed) ACK: the stall writev-as-one-send and
+		 * TCP_NODELAY avoid. */
+		if (pcb->unsent && pcb->unacked && !tcp_nagle_disabled(pcb))
+			CNT.nagle_holds++;
 	}
 }
 
@@ -1218,8 +1223,8 @@ void net_socket_stats_print(void)
 {
 	kprintf("sockets: open %lu, accepted %lu, backlog overflows %lu, resets %lu; egress passes %lu, "
 		"sockets visited %lu, dispatches %lu, marks %lu, outputs %lu, tcp_write ENOMEM %lu; "
-		"listener checks %lu, slots walked %lu\n",
+		"listener checks %lu, slots walked %lu; nagle holds %lu\n",
 		CNT.sockets_open, CNT.accepted, CNT.backlog_overflows, CNT.resets, CNT.egress_passes,
 		CNT.sockets_visited, CNT.dispatches, CNT.egress_marks, CNT.outputs, CNT.tcp_write_no_memory,
-		CNT.listener_checks, CNT.listener_slots_walked);
+		CNT.listener_checks, CNT.listener_slots_walked, CNT.nagle_holds);
 }

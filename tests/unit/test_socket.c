@@ -490,12 +490,36 @@ static void test_nodelay(void **state)
 	(void)c2;
 }
 
+/* 9. With Nagle on, a second small write behind unacknowledged data waits for
+ * the peer's ACK and is counted as a Nagle hold; with TCP_NODELAY it leaves at
+ * once. Both arrive in the end. */
+static void test_nagle_hold_counted(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7015, &c, &s);
+	uint64_t holds = CNT.nagle_holds;
+	write_pattern(c, 0, 10);
+	write_pattern(c, 10, 10);
+	assert_int_equal(CNT.nagle_holds, holds + 1);
+	read_pattern(s, 0, 20);
+
+	int v = 1;
+	assert_int_equal(setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v), 0);
+	holds = CNT.nagle_holds;
+	write_pattern(c, 20, 10);
+	write_pattern(c, 30, 10);
+	assert_int_equal(CNT.nagle_holds, holds);
+	read_pattern(s, 20, 20);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, socket_test_setup, socket_test_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_connect_accept),
+		T(test_nagle_hold_counted),
 		T(test_connect_nonblocking_and_refused),
 		T(test_partial_io),
 		T(test_writev_one_segment),
