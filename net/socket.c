@@ -549,6 +549,8 @@ static short sock_poll(void *obj, short events)
 	touched(s);
 	if (s->state == SS_LISTENING)
 		return listener_ready(s) ? POLLIN : 0;
+	if (s->state == SS_NEW)
+		return POLLOUT | POLLHUP; /* never connected: what Linux says of a closed TCP socket */
 	if (s->rx_len || s->rx_eof)
 		r |= POLLIN;
 	if (s->rx_eof)

@@ -138,6 +138,12 @@ int main(int argc, char **argv)
 	check(r < 0 && errno == ECONNREFUSED, "connect to a closed port: ECONNREFUSED");
 	close(c);
 
+	int fresh = socket(AF_INET, SOCK_STREAM, 0);
+	struct pollfd fp = { .fd = fresh, .events = POLLIN | POLLOUT };
+	check(poll(&fp, 1, 0) == 1 && fp.revents == (POLLOUT | POLLHUP),
+	      "a socket never connected polls POLLOUT|POLLHUP, as on Linux");
+	close(fresh);
+
 	int second = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(7000) };
 	r = bind(second, (struct sockaddr *)&a, sizeof a);
