@@ -704,6 +704,19 @@ static long sock_writev(void *obj, const struct iovec *iov, int n)
 	return total;
 }
 
+/* Free what the app will never read and give the peer its window back. */
+static void drop_unread(struct sock *s)
+{
+	if (!s->rx)
+		return;
+	if (s->pcb)
+		tcp_recved(s->pcb, (u16_t)(s->rx_len > 0xffff ? 0xffff : s->rx_len));
+	pbuf_free(s->rx);
+	s->rx = NULL;
+	s->rx_off = 0;
+	s->rx_len = 0;
+}
+
 /* ---- close --------------------------------------------------------------------- */
 
 static int sock_close(void *obj)
@@ -738,12 +751,7 @@ static int sock_close(void *obj)
 		return 0;
 	}
 	/* Unread data is dropped; buffered output still goes, then the FIN. */
-	if (s->rx) {
-		tcp_recved(s->pcb, (u16_t)(s->rx_len > 0xffff ? 0xffff : s->rx_len));
-		pbuf_free(s->rx);
-		s->rx = NULL;
-		s->rx_len = 0;
-	}
+	drop_unread(s);
 	s->closed_by_app = true;
 	s->fin_wanted = true;
 	if (s->fin_sent) { /* shutdown(SHUT_WR) already sent it */
@@ -1070,12 +1078,7 @@ int shutdown(int fd, int how)
 	if (how != SHUT_WR) {
 		/* Nothing more is delivered; what is queued is dropped. */
 		s->rx_eof = true;
-		if (s->rx && s->pcb)
-			tcp_recved(s->pcb, (u16_t)(s->rx_len > 0xffff ? 0xffff : s->rx_len));
-		if (s->rx)
-			pbuf_free(s->rx);
-		s->rx = NULL;
-		s->rx_len = 0;
+		drop_unread(s);
 	}
 	if (how != SHUT_RD && !s->fin_wanted) {
 		s->fin_wanted = true;
