@@ -43,6 +43,7 @@ include apps/apps.mk
 -include apps/httpd/httpd.mk
 -include bench/bench.mk
 include tests/tests.mk
+include tests/fuzz/fuzz.mk
 
 .PHONY: all
 all: deps $(LOADER) $(APP_IMAGES)

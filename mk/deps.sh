@@ -5,6 +5,7 @@
 #   mk/deps.sh lwip       lwIP 2.1.3 source from Debian's `lwip` source package
 #   mk/deps.sh newlib     newlib 3.3.0 from `newlib-source`, built for bare-metal x86_64
 #   mk/deps.sh linux      Debian's linux-image-amd64, downloaded and unpacked (not installed)
+#   mk/deps.sh fuzz       clang and libFuzzer (for make fuzz)
 #   mk/deps.sh all        all of the above
 #
 # Everything third-party lands under $DEPS (default: deps/, ignored by git).
@@ -153,11 +154,25 @@ linux() {
 	touch "$DEPS/linux/.stamp"
 }
 
+# Fuzzing (make fuzz only): clang and its libFuzzer runtime.
+fuzz() {
+	local missing=()
+	for p in clang libclang-rt-14-dev; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	[ ${#missing[@]} = 0 ] && return
+	need_root "${missing[*]}"
+	apt_update_once
+	log "installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
 case "${1:-all}" in
 packages) packages ;;
 lwip) lwip ;;
 newlib) newlib ;;
 linux) linux ;;
+fuzz) fuzz ;;
 all) packages; lwip; newlib ;;
-*) echo "usage: $0 packages|lwip|newlib|linux|all" >&2; exit 2 ;;
+*) echo "usage: $0 packages|lwip|newlib|linux|fuzz|all" >&2; exit 2 ;;
 esac
