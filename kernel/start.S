@@ -17,6 +17,21 @@ _start:
 	orq $((1 << 9) | (1 << 10)), %rax /* OSFXSR, OSXMMEXCPT */
 	movq %rax, %cr4
 	fninit
+	/* The stack protector's canary, before any protected function runs:
+	 * RDRAND when the CPU has it, mixed with the TSC; a zero low byte stops
+	 * string overflows from copying it. */
+	rdtsc
+	shlq $32, %rdx
+	orq %rax, %rdx
+	movq %rdx, %r8
+	movl $1, %eax
+	cpuid
+	btl $30, %ecx            /* CPUID.1:ECX.RDRAND */
+	jnc 2f
+	rdrand %rax
+	xorq %rax, %r8
+2:	shlq $8, %r8
+	movq %r8, __stack_chk_guard(%rip)
 	leaq boot_stack_top(%rip), %rsp
 	xorl %ebp, %ebp             /* ends the backtrace's frame chain */
 	call kernel_main

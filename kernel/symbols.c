@@ -45,6 +45,10 @@ const char *symbol_lookup(uint64_t addr, uint64_t *offset)
 			continue;
 		if (s->st_size && addr >= s->st_value + s->st_size)
 			continue;
+		/* A symbol without a size (assembly entry points) names only
+		 * addresses just after it, not everything above it. */
+		if (!s->st_size && addr - s->st_value >= 4096)
+			continue;
 		if (!best || s->st_value > best->st_value)
 			best = s;
 	}

@@ -51,6 +51,10 @@ void backtrace_print(uint64_t rbp, uint64_t rip)
 		uint64_t next = ((uint64_t *)rbp)[0];
 		if (ret == 0)
 			break;
+		if (!mem_is_mapped_ram(ret, 1)) { /* a smashed frame: say so, stop */
+			kprintf("  #%-2d 0x%lx (not code: the frame is corrupt)\n", depth, ret);
+			break;
+		}
 		name = symbol_lookup(ret - 1, &off);
 		kprintf("  #%-2d 0x%lx %s+0x%lx\n", depth, ret, name ? name : "?", name ? off + 1 : 0);
 		if (next <= rbp)
@@ -103,6 +107,16 @@ int irq_alloc(irq_handler_t handler, void *arg)
 		}
 	}
 	return -1;
+}
+
+/* The canary (set in start.S) and what a protected function calls when its
+ * frame's copy was overwritten. Ours, not newlib's, so the report is a panic
+ * with a backtrace through the smashed function's caller. */
+uintptr_t __stack_chk_guard;
+
+__attribute__((noreturn)) void __stack_chk_fail(void)
+{
+	panic("stack smashing detected");
 }
 
 void panic(const char *fmt, ...)

@@ -9,6 +9,8 @@
  *     --fault    dereference an unmapped address (the panic handler's test)
  *     --abort    call abort() (a signal ends the program)
  *     --oom      allocate until malloc fails, then report it
+ *     --smash    overrun a local array byte by byte (the stack protector's test)
+ *     --overflow memset past a local array (_FORTIFY_SOURCE's test)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,26 @@ static __attribute__((noinline)) void fault_deliberately(void)
 {
 	printf("reading address %#lx\n", fault_address);
 	printf("read %d\n", *(volatile int *)fault_address); /* page 0 is never mapped */
+}
+
+/* Writes `n` bytes into an 8-byte local array; n comes from a variable the
+ * compiler cannot see through, so nothing is caught at build time. */
+static volatile size_t smash_len = 64;
+
+static __attribute__((noinline)) void smash_stack(void)
+{
+	char local[8];
+	volatile char *p = local;
+	for (size_t i = 0; i < smash_len; i++)
+		p[i] = 'x';
+	printf("smashed %zu bytes into 8\n", smash_len);
+}
+
+static __attribute__((noinline)) void overflow_memset(void)
+{
+	char local[8];
+	memset(local, 'x', smash_len); /* the checked memset knows local's size */
+	printf("overflowed: %c\n", local[0]);
 }
 
 static void exhaust_memory(void)
@@ -57,6 +79,10 @@ int main(int argc, char **argv)
 			abort();
 		else if (strcmp(argv[i], "--oom") == 0)
 			exhaust_memory();
+		else if (strcmp(argv[i], "--smash") == 0)
+			smash_stack();
+		else if (strcmp(argv[i], "--overflow") == 0)
+			overflow_memset();
 	}
 
 	struct timespec wall, t0, t1;

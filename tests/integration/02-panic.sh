@@ -21,3 +21,18 @@ expect_not '^read '
 boot "$HELLO" -- 'quiet -- --abort'
 expect_rc 70
 expect '^kernel: killed by signal 6$'
+
+# Hardening: the stack protector catches an overrun local array when the
+# function returns (a panic whose backtrace names the function; the frames
+# above it are garbage by then); _FORTIFY_SOURCE's checked memset catches one
+# before it happens.
+boot "$HELLO" -- 'quiet -- --smash'
+expect_rc 70
+expect '^panic: stack smashing detected$'
+expect '^  #[0-9]+ +0x[0-9a-f]+ smash_stack\+' "(the backtrace names the smashed function)"
+expect '^smashed 64 bytes into 8$' "(the overrun itself goes unnoticed until the return)"
+
+boot "$HELLO" -- 'quiet -- --overflow'
+expect_rc 70
+expect 'buffer overflow detected'
+expect_not '^overflowed'
