@@ -21,7 +21,9 @@
 #define PTE_PWT 0x008ULL
 #define PTE_PCD 0x010ULL
 #define PTE_PS  0x080ULL
+#define PTE_NX  (1ULL << 63)
 #define PTE_ADDR 0x000ffffffffff000ULL
+#define PTE_FLAGS_4K (PTE_NX | 0xfffULL)
 #define MB2     (2ULL << 20)
 
 #define MAX_RANGES 32
@@ -147,12 +149,47 @@ static void map_range(uint64_t start, uint64_t end, uint64_t flags)
 	}
 }
 
+/* The 4 KiB entry for va, splitting a 2 MiB page into 512 small ones (same
+ * frames, same flags) when one covers it. va must be mapped. */
+static uint64_t *pte_4k(uint64_t va)
+{
+	uint64_t *pdpt = table_under(&pml4[(va >> 39) & 511]);
+	uint64_t *pd = table_under(&pdpt[(va >> 30) & 511]);
+	uint64_t *pde = &pd[(va >> 21) & 511];
+	if (*pde & PTE_PS) {
+		uint64_t *pt = page_alloc(1);
+		if (!pt)
+			panic("out of memory for page tables");
+		uint64_t base = *pde & PTE_ADDR & ~(MB2 - 1), flags = *pde & (PTE_NX | 0x1f);
+		for (int i = 0; i < 512; i++)
+			pt[i] = (base + (uint64_t)i * PAGE_SIZE) | flags;
+		*pde = (uint64_t)pt | PTE_P | PTE_W;
+	}
+	return &table_under(pde)[(va >> 12) & 511];
+}
+
+/* W^X for the image (text read-only and executable, read-only data and
+ * everything writable never executable) and the boot stack's guard page. */
+static void protect_image(void)
+{
+	extern char __image_start[], __text_end[], __rodata_end[], __image_end[];
+	extern char boot_stack_guard[];
+	for (uint64_t a = (uint64_t)__image_start; a < (uint64_t)__image_end; a += PAGE_SIZE) {
+		uint64_t *pte = pte_4k(a);
+		uint64_t flags = a < (uint64_t)__text_end ? PTE_P
+			       : a < (uint64_t)__rodata_end ? PTE_P | PTE_NX
+			       : PTE_P | PTE_W | PTE_NX;
+		*pte = (*pte & PTE_ADDR) | flags;
+	}
+	*pte_4k((uint64_t)boot_stack_guard) = 0;
+}
+
 void *mmio_map(uint64_t phys, size_t len)
 {
 	uint64_t end = phys + len;
 	for (uint64_t a = phys & ~(PAGE_SIZE - 1); a < end; a += PAGE_SIZE)
 		if (!is_mapped(a))
-			map_page(a, a, PTE_P | PTE_W | PTE_PCD | PTE_PWT, 0);
+			map_page(a, a, PTE_P | PTE_W | PTE_PCD | PTE_PWT | PTE_NX, 0);
 	__asm__ volatile("mov %%cr3, %%rax; mov %%rax, %%cr3" ::: "rax", "memory");
 	return (void *)phys;
 }
@@ -187,9 +224,11 @@ void mem_init(const struct bootinfo *bi)
 	if (!pml4)
 		panic("no memory for page tables");
 	for (int i = 0; i < nram; i++)
-		map_range(ram[i].start, ram[i].end, PTE_P | PTE_W);
+		map_range(ram[i].start, ram[i].end, PTE_P | PTE_W | PTE_NX);
 	/* The loader and the image may sit in RAM the map calls reserved only if
 	 * the firmware lied; map them anyway so we keep running. */
-	map_range(bi->load_start, bi->load_end, PTE_P | PTE_W);
+	map_range(bi->load_start, bi->load_end, PTE_P | PTE_W | PTE_NX);
+	protect_image();
 	write_cr3((uint64_t)pml4);
+	write_cr0(read_cr0() | (1ULL << 16)); /* WP: read-only pages bind ring 0 too */
 }

@@ -40,6 +40,11 @@ _start:
 
 	.section .bss
 	.balign 4096
+	/* Left unmapped by mem_init: a stack overflow faults here (the page-fault
+	 * handler runs on its own IST stack) instead of overwriting .bss. */
+	.globl boot_stack_guard
+boot_stack_guard:
+	.skip 4096
 	.globl boot_stack_bottom
 boot_stack_bottom:
 	.skip 256 * 1024

@@ -11,12 +11,17 @@
  *     --oom      allocate until malloc fails, then report it
  *     --smash    overrun a local array byte by byte (the stack protector's test)
  *     --overflow memset past a local array (_FORTIFY_SOURCE's test)
+ *     --write-text   store into the program's own code (W^X's test)
+ *     --exec-data    jump into a data buffer (W^X's test)
+ *     --recurse      recurse without end (the stack guard page's test)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+int main(int argc, char **argv);
 
 static long ms_between(const struct timespec *a, const struct timespec *b)
 {
@@ -52,6 +57,34 @@ static __attribute__((noinline)) void overflow_memset(void)
 	printf("overflowed: %c\n", local[0]);
 }
 
+static __attribute__((noinline)) void write_text(void)
+{
+	volatile unsigned char *code = (volatile unsigned char *)(unsigned long)&main;
+	printf("writing to main at %p\n", (void *)code);
+	code[0] = 0xc3;
+	printf("wrote to code\n");
+}
+
+static unsigned char data_code[16] = { 0xc3 }; /* ret */
+
+static __attribute__((noinline)) void exec_data(void)
+{
+	void (*fn)(void) = (void (*)(void))(unsigned long)data_code;
+	printf("calling data at %p\n", (void *)data_code);
+	fn();
+	printf("ran data\n");
+}
+
+/* Stops only when the depth wraps around, long after the stack ran out. */
+static __attribute__((noinline)) int recurse(unsigned depth)
+{
+	volatile char pad[512];
+	pad[0] = (char)depth;
+	if (depth == ~0u)
+		return 0;
+	return recurse(depth + 1) + pad[0];
+}
+
 static void exhaust_memory(void)
 {
 	size_t total = 0;
@@ -83,6 +116,12 @@ int main(int argc, char **argv)
 			smash_stack();
 		else if (strcmp(argv[i], "--overflow") == 0)
 			overflow_memset();
+		else if (strcmp(argv[i], "--write-text") == 0)
+			write_text();
+		else if (strcmp(argv[i], "--exec-data") == 0)
+			exec_data();
+		else if (strcmp(argv[i], "--recurse") == 0)
+			printf("%d\n", recurse(0));
 	}
 
 	struct timespec wall, t0, t1;

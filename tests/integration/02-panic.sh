@@ -36,3 +36,23 @@ boot "$HELLO" -- 'quiet -- --overflow'
 expect_rc 70
 expect 'buffer overflow detected'
 expect_not '^overflowed'
+
+# W^X: code is not writable (a write is a protection fault, error 0x3), data
+# is not executable (an instruction fetch fault, error 0x11).
+boot "$HELLO" -- 'quiet -- --write-text'
+expect_rc 70
+expect '^panic: page fault \(vector 14\), error code 0x3$'
+expect '^  rip 0x[0-9a-f]{16} write_text\+0x[0-9a-f]+  cr2 0x[0-9a-f]{16}$'
+expect_not '^wrote to code'
+
+boot "$HELLO" -- 'quiet -- --exec-data'
+expect_rc 70
+expect '^panic: page fault \(vector 14\), error code 0x11$'
+expect_not '^ran data'
+
+# The boot stack's guard page: unbounded recursion faults there, and the
+# handler (on its own stack) still reports it.
+boot "$HELLO" -- 'quiet -- --recurse'
+expect_rc 70
+expect '^panic: page fault \(vector 14\), error code 0x2$'
+expect '^  rip 0x[0-9a-f]{16} recurse\+'
