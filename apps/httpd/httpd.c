@@ -7,12 +7,14 @@
  * ONE writev of two iovecs (the call the unikernel turns into one TCP send).
  * Parsing and routing live in http.c; this file does only the I/O.
  *
- *   httpd [-a ADDR] [-p PORT] [-b BACKLOG] [-c MAXCONN] [-s] [-q]
+ *   httpd [-a ADDR] [-p PORT] [-b BACKLOG] [-c MAXCONN] [-t IDLE_SECS] [-s] [-q]
  *     -a ADDR     IPv4 address to listen on (default 0.0.0.0)
  *     -p PORT     TCP port (default 8080; 0 picks one and prints it)
  *     -b BACKLOG  listen() backlog (default 1024, as the reference app)
  *     -c MAXCONN  connections served at once (default 1024); more wait
  *                 in the backlog
+ *     -t SECS     close a connection that sent and took nothing for SECS
+ *                 (default 60; 0: never), so slow clients cannot hold slots
  *     -s          GET /__shutdown stops the server (exit 0): the unikernel
  *                 has no signals
  *     -q          quiet: print only errors
@@ -58,6 +60,7 @@ struct conn {
 	bool must_linger;        /* input may be left unread when we close */
 	bool lingering;          /* our side is shut; discarding until its FIN */
 	time_t linger_until;     /* when a lingering connection is dropped */
+	time_t last_active;      /* last read or write: the idle timeout counts from here */
 	char in[REQUEST_MAX];    /* received, not yet answered requests */
 	char out[PENDING_MAX];   /* a response writev could not send at once */
 };
@@ -72,6 +75,8 @@ struct server {
 	bool allow_shutdown;    /* -s */
 	bool quiet;             /* -q */
 	bool stopping;          /* a shutdown request was answered */
+	long idle_secs;         /* -t: close a connection silent this long (0: never) */
+	unsigned long idle_closed; /* connections closed by the idle timeout */
 };
 
 static volatile sig_atomic_t got_signal; /* SIGTERM or SIGINT arrived */
@@ -83,7 +88,7 @@ static void on_signal(int sig)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: httpd [-a ADDR] [-p PORT] [-b BACKLOG] [-c MAXCONN] [-s] [-q]\n");
+	fprintf(stderr, "usage: httpd [-a ADDR] [-p PORT] [-b BACKLOG] [-c MAXCONN] [-t IDLE_SECS] [-s] [-q]\n");
 }
 
 /* A whole decimal number in [lo, hi], or -1. */
@@ -176,6 +181,7 @@ static void accept_all(struct server *srv)
 		/* Responses are whole messages: don't let Nagle hold them back. */
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		c->fd = fd;
+		c->last_active = time(NULL);
 		srv->conns[srv->nconns++] = c;
 	}
 }
@@ -293,6 +299,8 @@ static bool service_conn(struct server *srv, size_t i, short revents)
 		drop_conn(srv, i);
 		return false;
 	}
+	if (revents & (POLLIN | POLLOUT))
+		c->last_active = time(NULL);
 	if (c->out_len) {
 		if (flush_pending(c) < 0) {
 			drop_conn(srv, i);
@@ -330,6 +338,20 @@ static bool service_conn(struct server *srv, size_t i, short revents)
 	return true;
 }
 
+/* Slow or silent clients (half a request, then nothing) must not hold a
+ * connection slot forever: drop those idle for srv->idle_secs. */
+static void close_idle(struct server *srv)
+{
+	time_t now = time(NULL);
+	for (size_t i = srv->nconns; i-- > 0;) {
+		struct conn *c = srv->conns[i];
+		if (!c->lingering && now - c->last_active >= srv->idle_secs) {
+			drop_conn(srv, i);
+			srv->idle_closed++;
+		}
+	}
+}
+
 static int run(struct server *srv)
 {
 	time_t stop_deadline = 0; /* set when a shutdown request was answered */
@@ -365,7 +387,9 @@ static int run(struct server *srv)
 			lingering = lingering || c->lingering;
 			nfds++;
 		}
-		n = poll(srv->pfds, (nfds_t)nfds, lingering ? 1000 : -1);
+		/* Timers (lingering closes, the idle timeout) need a wake-up each second. */
+		bool timed = lingering || (srv->idle_secs && srv->nconns);
+		n = poll(srv->pfds, (nfds_t)nfds, timed ? 1000 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -378,6 +402,8 @@ static int run(struct server *srv)
 			if (re || srv->conns[i]->lingering)
 				service_conn(srv, i, re);
 		}
+		if (srv->idle_secs)
+			close_idle(srv);
 		if (first_conn && (srv->pfds[0].revents & POLLIN))
 			accept_all(srv);
 	}
@@ -393,18 +419,20 @@ int main(int argc, char **argv)
 	int opt, rc;
 
 	memset(&srv, 0, sizeof(srv));
-	while ((opt = getopt(argc, argv, "a:p:b:c:sqh")) != -1) {
+	srv.idle_secs = 60;
+	while ((opt = getopt(argc, argv, "a:p:b:c:t:sqh")) != -1) {
 		switch (opt) {
 		case 'a': addr = optarg; break;
 		case 'p': port = parse_number(optarg, 0, 65535); break;
 		case 'b': backlog = parse_number(optarg, 1, 65535); break;
 		case 'c': max_conns = parse_number(optarg, 1, 65536); break;
+		case 't': srv.idle_secs = parse_number(optarg, 0, 86400); break;
 		case 's': srv.allow_shutdown = true; break;
 		case 'q': srv.quiet = true; break;
 		case 'h': usage(); return 0;
 		default: usage(); return 2;
 		}
-		if (port < 0 || backlog < 0 || max_conns < 0) {
+		if (port < 0 || backlog < 0 || max_conns < 0 || srv.idle_secs < 0) {
 			fprintf(stderr, "httpd: bad value for -%c: %s\n", opt, optarg);
 			return 2;
 		}
@@ -441,6 +469,8 @@ int main(int argc, char **argv)
 	free(srv.conns);
 	free(srv.pfds);
 	if (!srv.quiet) {
+		if (srv.idle_closed)
+			printf("httpd: %lu idle connections closed\n", srv.idle_closed);
 		printf("httpd: stopped (%s)\n", got_signal ? "signal" : srv.stopping ? "shutdown request" : "error");
 		fflush(stdout);
 	}
