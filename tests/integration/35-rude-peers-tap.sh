@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Peers that misbehave, against the unikernel's httpd (tap back-end): a reset
+# right after the request (before the answer), a half-close after the request
+# (the answer must still arrive, then the server closes), and clients that send
+# a request and vanish without reading. The server keeps serving, and once the
+# dust settles every socket is freed.
+set -uo pipefail
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+. "$ROOT/tests/integration/lib-net.sh"
+IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
+netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
+command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
+NS=rudetest-$$
+tmp=$(mktemp -d)
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
+netns_create "$NS" || skip "cannot create a network namespace here"
+NET_EXEC=(ip netns exec "$NS")
+
+"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 120 \
+	--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 80 -s -t 3" \
+	"$LOADER" "$IMAGE" </dev/null >"$tmp/console" 2>&1 &
+pid=$!
+wait_http "http://$NETNS_GUEST_IP/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
+
+"${NET_EXEC[@]}" python3 - "$NETNS_GUEST_IP" <<'PY' || { tr -d '\r' <"$tmp/console"; fail "rude-peer check failed"; }
+import socket, struct, subprocess, sys, time
+host = sys.argv[1]
+req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+
+def served():
+    out = subprocess.run(["curl", "-s", "-m", "5", f"http://{host}/"], capture_output=True).stdout
+    assert out.endswith(b"a poll()-based server.\n"), f"not served: {out!r}"
+
+for i in range(50):  # request, then a reset before the answer can be read
+    s = socket.create_connection((host, 80), timeout=5)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.sendall(req)
+    s.close()
+served()
+print("50 resets right after the request: still serving")
+
+for i in range(20):  # half-close: the answer still comes, then the server's FIN
+    s = socket.create_connection((host, 80), timeout=5)
+    s.sendall(req)
+    s.shutdown(socket.SHUT_WR)
+    got = b""
+    while True:
+        d = s.recv(4096)
+        if not d:
+            break
+        got += d
+    assert got.startswith(b"HTTP/1.1 200 OK") and got.endswith(b"server.\n"), f"half-close answer {got!r}"
+    s.close()
+print("20 half-closes: each answered, then closed by the server")
+
+vanished = []
+for i in range(20):  # send and never read; keep the sockets open, then drop them
+    s = socket.create_connection((host, 80), timeout=5)
+    s.sendall(req * 4)
+    vanished.append(s)
+served()
+for s in vanished:
+    s.close()
+served()
+print("20 clients that sent and vanished: still serving")
+PY
+sleep 5 # longer than the idle timeout: anything left over is closed by now
+"${NET_EXEC[@]}" curl -s -m 5 "http://$NETNS_GUEST_IP/__shutdown" >/dev/null
+wait "$pid"
+rc=$?
+pid=""
+tr -d '\r' <"$tmp/console" >"$tmp/c" && cat "$tmp/c"
+[ $rc = 0 ] || fail "exit status $rc"
+grep -Eq '^sockets: open 0,' "$tmp/c" || fail "sockets left open"
+echo "all good"
