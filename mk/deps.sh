@@ -37,9 +37,10 @@ need_root() {
 	fi
 }
 
-packages() {
+# Install those of the named Debian packages that are missing.
+install_missing() {
 	local missing=()
-	for p in $PACKAGES; do
+	for p in "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 	done
 	[ ${#missing[@]} = 0 ] && return
@@ -48,6 +49,9 @@ packages() {
 	log "installing ${missing[*]}"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
+
+# shellcheck disable=SC2086 # PACKAGES is a list
+packages() { install_missing $PACKAGES; }
 
 # A private apt configuration with deb-src entries, so `apt-get source` works
 # without touching the system's own source lists.
@@ -155,17 +159,7 @@ linux() {
 }
 
 # Fuzzing (make fuzz only): clang and its libFuzzer runtime.
-fuzz() {
-	local missing=()
-	for p in clang libclang-rt-14-dev; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-	done
-	[ ${#missing[@]} = 0 ] && return
-	need_root "${missing[*]}"
-	apt_update_once
-	log "installing ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
+fuzz() { install_missing clang libclang-rt-14-dev; }
 
 case "${1:-all}" in
 packages) packages ;;

@@ -741,7 +741,12 @@ static int sock_close(void *obj)
 		sock_free(s);
 		return 0;
 	}
-	if (!s->pcb || s->state == SS_NEW) {
+	/* Unread data is dropped (its window given back, so lwIP's close sends a
+	 * FIN, not a reset); buffered output still goes, then the FIN. */
+	drop_unread(s);
+	/* Never connected, or shutdown(SHUT_WR) already sent the FIN: nothing
+	 * of ours is left to go, lwIP can have the pcb now. */
+	if (!s->pcb || s->state == SS_NEW || s->fin_sent) {
 		if (s->pcb) {
 			struct tcp_pcb *pcb = s->pcb;
 			detach_pcb(s);
@@ -750,17 +755,8 @@ static int sock_close(void *obj)
 		sock_free(s);
 		return 0;
 	}
-	/* Unread data is dropped; buffered output still goes, then the FIN. */
-	drop_unread(s);
 	s->closed_by_app = true;
 	s->fin_wanted = true;
-	if (s->fin_sent) { /* shutdown(SHUT_WR) already sent it */
-		struct tcp_pcb *pcb = s->pcb;
-		detach_pcb(s);
-		tcp_close(pcb);
-		sock_free(s);
-		return 0;
-	}
 	mark_egress(s);
 	executor_poll();
 	return 0;

@@ -5,23 +5,11 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
-IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
-netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
 command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
-NS=slowtest-$$
-tmp=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
-netns_create "$NS" || skip "cannot create a network namespace here"
-NET_EXEC=(ip netns exec "$NS")
+uk_tap_start "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s -t 2"
+wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
 
-"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 120 \
-	--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 80 -s -t 2" \
-	"$LOADER" "$IMAGE" </dev/null >"$tmp/console" 2>&1 &
-pid=$!
-wait_http "http://$NETNS_GUEST_IP/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
-
-"${NET_EXEC[@]}" python3 - "$NETNS_GUEST_IP" <<'PY' || { tr -d '\r' <"$tmp/console"; fail "slow-client check failed"; }
+"${NET_EXEC[@]}" python3 - "$NETNS_GUEST_IP" <<'PY' || { tr -d '\r' <"$UK_TMP/console"; fail "slow-client check failed"; }
 import socket, subprocess, sys, time
 host = sys.argv[1]
 slow = []
@@ -39,12 +27,8 @@ for s in slow:  # each must be closed by the server within the timeout + slack
     assert s.recv(100) == b"", "the slow connection got data instead of a close"
 print(f"all 20 slow connections closed by the server after {time.monotonic() - start:.1f} s")
 PY
-"${NET_EXEC[@]}" curl -s -m 5 "http://$NETNS_GUEST_IP/__shutdown" >/dev/null
-wait "$pid"
-rc=$?
-pid=""
-tr -d '\r' <"$tmp/console" >"$tmp/c" && cat "$tmp/c"
-[ $rc = 0 ] || fail "exit status $rc"
-grep -q '^httpd: 20 idle connections closed$' "$tmp/c" || fail "the idle closes were not counted"
-grep -Eq '^sockets: open 0,' "$tmp/c" || fail "sockets left open"
+uk_tap_stop
+[ "$UK_RC" = 0 ] || fail "exit status $UK_RC"
+grep -q '^httpd: 20 idle connections closed$' "$UK_TMP/console" || fail "the idle closes were not counted"
+grep -Eq '^sockets: open 0,' "$UK_TMP/console" || fail "sockets left open"
 echo "all good"

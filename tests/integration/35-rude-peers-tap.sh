@@ -7,23 +7,11 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
-IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
-netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
 command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
-NS=rudetest-$$
-tmp=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
-netns_create "$NS" || skip "cannot create a network namespace here"
-NET_EXEC=(ip netns exec "$NS")
+uk_tap_start "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s -t 3"
+wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
 
-"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 120 \
-	--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 80 -s -t 3" \
-	"$LOADER" "$IMAGE" </dev/null >"$tmp/console" 2>&1 &
-pid=$!
-wait_http "http://$NETNS_GUEST_IP/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
-
-"${NET_EXEC[@]}" python3 - "$NETNS_GUEST_IP" <<'PY' || { tr -d '\r' <"$tmp/console"; fail "rude-peer check failed"; }
+"${NET_EXEC[@]}" python3 - "$NETNS_GUEST_IP" <<'PY' || { tr -d '\r' <"$UK_TMP/console"; fail "rude-peer check failed"; }
 import socket, struct, subprocess, sys, time
 host = sys.argv[1]
 req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -66,11 +54,7 @@ served()
 print("20 clients that sent and vanished: still serving")
 PY
 sleep 5 # longer than the idle timeout: anything left over is closed by now
-"${NET_EXEC[@]}" curl -s -m 5 "http://$NETNS_GUEST_IP/__shutdown" >/dev/null
-wait "$pid"
-rc=$?
-pid=""
-tr -d '\r' <"$tmp/console" >"$tmp/c" && cat "$tmp/c"
-[ $rc = 0 ] || fail "exit status $rc"
-grep -Eq '^sockets: open 0,' "$tmp/c" || fail "sockets left open"
+uk_tap_stop
+[ "$UK_RC" = 0 ] || fail "exit status $UK_RC"
+grep -Eq '^sockets: open 0,' "$UK_TMP/console" || fail "sockets left open"
 echo "all good"

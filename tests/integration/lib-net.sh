@@ -12,6 +12,11 @@
 #                            %b escapes) 0.2 s apart, save everything received
 #                            until the server closes (5 s at most) in OUT
 #   expect_file OUT WANT     byte-for-byte comparison, showing both on a miss
+#   uk_tap_start IMAGE ARGS  boot a unikernel image in a fresh namespace on its tap,
+#                            static address, app argv ARGS; sets NET_EXEC, UK_URL,
+#                            UK_PID, UK_TMP (console in $UK_TMP/console); cleans up at exit
+#   uk_tap_stop              GET /__shutdown, wait; UK_RC = exit status, console
+#                            (CRs removed) printed and left in $UK_TMP/console
 # Traffic goes only to 127.0.0.1 or into namespaces the tests create.
 
 . "${ROOT:-.}/bench/netns.sh"
@@ -119,4 +124,29 @@ linux_guest_check() {
 	cat "$tmp/console"
 	[ $rc = 0 ] || fail "qemu-run returned $rc, not the app's 0"
 	echo "all good"
+}
+
+uk_tap_start() {
+	local image=$1 args=$2
+	[ -f "$image" ] || fail "no $image"
+	netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
+	UK_NS=uk-$$ UK_TMP=$(mktemp -d) UK_PID=""
+	trap '[ -n "$UK_PID" ] && kill "$UK_PID" 2>/dev/null; wait 2>/dev/null
+		netns_destroy "$UK_NS"; rm -rf "$UK_TMP"' EXIT
+	netns_create "$UK_NS" || skip "cannot create a network namespace here"
+	NET_EXEC=(ip netns exec "$UK_NS")
+	UK_URL=http://$NETNS_GUEST_IP
+	"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 120 \
+		--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- $args" \
+		"$ROOT/$BUILD/loader/loader.elf" "$image" </dev/null >"$UK_TMP/console" 2>&1 &
+	UK_PID=$!
+}
+
+uk_tap_stop() {
+	"${NET_EXEC[@]}" curl -s -m 5 "$UK_URL/__shutdown" >/dev/null
+	wait "$UK_PID"
+	UK_RC=$?
+	UK_PID=""
+	tr -d '\r' <"$UK_TMP/console" >"$UK_TMP/c" && mv "$UK_TMP/c" "$UK_TMP/console"
+	cat "$UK_TMP/console"
 }
