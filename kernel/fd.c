@@ -12,12 +12,14 @@ struct fd_slot {
 };
 
 static struct fd_slot table[FD_MAX];
+static int nopen; /* slots in use */
 
 int fd_install(const struct file_ops *ops, void *obj)
 {
 	for (int fd = 0; fd < FD_MAX; fd++) {
 		if (!table[fd].ops) {
 			table[fd] = (struct fd_slot){ ops, obj };
+			nopen++;
 			return fd;
 		}
 	}
@@ -35,6 +37,13 @@ int fd_lookup(int fd, const struct file_ops **ops, void **obj)
 
 void fd_release(int fd)
 {
-	if (fd >= 0 && fd < FD_MAX)
+	if (fd >= 0 && fd < FD_MAX && table[fd].ops) {
 		table[fd] = (struct fd_slot){ 0, 0 };
+		nopen--;
+	}
+}
+
+int fd_count_open(void)
+{
+	return nopen;
 }

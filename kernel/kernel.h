@@ -76,8 +76,10 @@ void *kernel_sbrk(intptr_t incr);
 struct mem_stats {
 	uint64_t ram_bytes;       /* usable RAM the firmware reported */
 	uint64_t heap_bytes;      /* heap break - heap start */
+	uint64_t heap_high_water; /* the most heap_bytes has been */
 	uint64_t heap_limit;      /* most the heap can grow to now */
 	uint64_t pages_allocated; /* by page_alloc */
+	uint64_t malloc_bytes;    /* handed out by malloc and not freed */
 };
 void mem_get_stats(struct mem_stats *st);
 
@@ -194,6 +196,7 @@ struct file_ops {
 int fd_install(const struct file_ops *ops, void *obj); /* lowest free fd, or -EMFILE */
 int fd_lookup(int fd, const struct file_ops **ops, void **obj); /* 0 or -EBADF */
 void fd_release(int fd);
+int fd_count_open(void); /* descriptors in use (the console's three included) */
 
 /* ---- command line ---------------------------------------------------------- */
 /* The value of kernel option `key` (from `key=value` before `--`), "" for a bare

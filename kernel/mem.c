@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 #include "arch.h"
+#include <reent.h>
 #include "kernel.h"
 #include "mem.h"
 #include "memmap.h"
@@ -31,6 +32,7 @@
 static struct phys_range ram[MAX_RANGES]; /* mapped RAM (usable entries) */
 static int nram;
 static uint64_t heap_start, heap_brk; /* newlib's heap: [heap_start, heap_brk) */
+static uint64_t heap_brk_max;         /* the highest break so far */
 static uint64_t pages_floor;          /* page_alloc hands out [pages_floor, pool_end) */
 static uint64_t pool_end;
 static uint64_t ram_total, pages_allocated;
@@ -63,15 +65,32 @@ void *kernel_sbrk(intptr_t incr)
 		return (void *)-1;
 	}
 	heap_brk += (uint64_t)incr;
+	if (heap_brk > heap_brk_max)
+		heap_brk_max = heap_brk;
 	return (void *)old;
+}
+
+/* Bytes malloc has handed out. newlib's <malloc.h> declares struct mallinfo
+ * with size_t fields, but the mallocr.c it was built from fills a struct of
+ * ten ints (its own definition wins when the header is not included there),
+ * so we read it the way the library writes it: uordblks is the eighth int. */
+static uint64_t malloc_in_use(void)
+{
+	/* Returned through a hidden first argument, as any struct of its size. */
+	extern void mallinfo_as_ints(int *out, struct _reent *reent) __asm__("_mallinfo_r");
+	int info[20]; /* room for either layout */
+	mallinfo_as_ints(info, _REENT);
+	return (uint64_t)(unsigned)info[7];
 }
 
 void mem_get_stats(struct mem_stats *st)
 {
 	st->ram_bytes = ram_total;
 	st->heap_bytes = heap_brk - heap_start;
+	st->heap_high_water = heap_brk_max > heap_start ? heap_brk_max - heap_start : 0;
 	st->heap_limit = pages_floor - heap_start;
 	st->pages_allocated = pages_allocated;
+	st->malloc_bytes = malloc_in_use();
 }
 
 int mem_is_mapped_ram(uint64_t addr, uint64_t len)
@@ -215,7 +234,7 @@ void mem_init(const struct bootinfo *bi)
 	for (int i = 1; i < nfree; i++)
 		if (free[i].end - free[i].start > free[big].end - free[big].start)
 			big = i;
-	heap_start = heap_brk = free[big].start;
+	heap_start = heap_brk = heap_brk_max = free[big].start;
 	pages_floor = pool_end = free[big].end;
 
 	/* Our own page tables: RAM one-to-one (the loader's map stays in force

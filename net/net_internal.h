@@ -44,6 +44,7 @@ bool net_tcp_recycle_timewait(void);
 
 /* stats.c: print the counters, the driver's and lwIP's statistics. */
 void net_stats_print(void);
+void net_pools_print(void); /* the one 'pools:' line */
 
 /* socket.c: the socket layer's counters. */
 struct socket_counters {
@@ -70,6 +71,7 @@ struct udp_sock;
 struct sockaddr;
 struct sockaddr_in;
 struct udp_counters {
+	uint64_t open;             /* UDP sockets now allocated */
 	uint64_t received;         /* datagrams queued for the app */
 	uint64_t sent;             /* datagrams handed to lwIP */
 	uint64_t drops_queue_full; /* arrived while the socket's queue was full */

@@ -2,7 +2,8 @@
  * stats.c: the network's report at exit: the layer's own counters (frames,
  * drops by reason, polls), the driver's statistics, and lwIP's protocol,
  * heap and pool statistics, compactly (one line per protocol, only pools
- * that were used).
+ * that were used), and one "pools:" line of everything that must come back
+ * to its idle value once the load stops (what bench/soak compares).
  */
 #include "lwip/memp.h"
 #include "lwip/stats.h"
@@ -62,6 +63,27 @@ static void print_pools(void)
 		kprintf("lwip pools (used/max/size):%s\n", line);
 }
 
+/* One line, fixed order, every pool: what is in use right now. A leak shows
+ * as a number that grows from one idle moment to the next. At idle the
+ * listening pcb and the app's own sockets and descriptors stay in use. */
+void net_pools_print(void)
+{
+	char line[512];
+	int len = ksnprintf(line, sizeof line, "pools:");
+	for (int i = 0; i < MEMP_MAX; i++) {
+		const struct stats_mem *m = lwip_stats.memp[i];
+		if (m && len < (int)sizeof line)
+			len += ksnprintf(line + len, sizeof line - len, " %s %u", m->name, (unsigned)m->used);
+	}
+	struct mem_stats ms;
+	mem_get_stats(&ms);
+	kprintf("%s; lwip-heap %u; tcp-sockets %lu udp-sockets %lu; fds %d; malloc-bytes %lu; "
+		"heap-bytes %lu high-water %lu\n",
+		line, (unsigned)lwip_stats.mem.used, (unsigned long)net_socket_counters.sockets_open,
+		(unsigned long)net_udp_counters.open, fd_count_open(), (unsigned long)ms.malloc_bytes,
+		(unsigned long)ms.heap_bytes, (unsigned long)ms.heap_high_water);
+}
+
 void net_stats_print(void)
 {
 	print_counters();
@@ -77,4 +99,5 @@ void net_stats_print(void)
 		(unsigned)lwip_stats.mem.max, (unsigned)lwip_stats.mem.avail,
 		(unsigned)lwip_stats.mem.err, (unsigned)lwip_stats.mem.illegal);
 	print_pools();
+	net_pools_print();
 }

@@ -157,6 +157,7 @@ static int udp_file_close(void *obj)
 	for (; u->count; u->count--, u->head = (u->head + 1) % UDP_QUEUE)
 		pbuf_free(u->queue[u->head].p);
 	free(u);
+	net_udp_counters.open--;
 	return 0;
 }
 
@@ -227,6 +228,8 @@ int udp_sock_new(bool nonblock)
 	if (fd < 0) {
 		udp_remove(u->pcb);
 		free(u);
+	} else {
+		net_udp_counters.open++;
 	}
 	return fd;
 }
