@@ -30,6 +30,15 @@ static int overlaps(uint64_t s1, uint64_t e1, uint64_t s2, uint64_t e2)
 	return s1 < e2 && s2 < e1;
 }
 
+/* Whether [s1, e1) and [s2, e2) touch a common 4 KiB page. Ends are at most
+ * IMAGE_ADDR_LIMIT here, so rounding up cannot wrap. */
+static int share_a_page(uint64_t s1, uint64_t e1, uint64_t s2, uint64_t e2)
+{
+	return overlaps(s1 & ~4095ULL, (e1 + 4095) & ~4095ULL, s2 & ~4095ULL, (e2 + 4095) & ~4095ULL);
+}
+
+#define PF_WX (PF_W | PF_X)
+
 const char *image_plan(const void *file, uint64_t size, const struct mem_range *mem, int nmem,
 		       const struct addr_range *avoid, int navoid, struct image_plan *plan)
 {
@@ -80,15 +89,24 @@ const char *image_plan(const void *file, uint64_t size, const struct mem_range *
 			return "segment lies above the loader's 4 GiB map";
 		if (p->p_vaddr != p->p_paddr)
 			return "segment virtual and physical addresses differ";
+		/* W^X: the loader maps each page with its segment's permissions, so
+		 * no segment may ask for both, nor share a page with one whose
+		 * permissions differ (one of them would get the wrong ones). */
+		if ((p->p_flags & PF_WX) == PF_WX)
+			return "segment is both writable and executable";
 		if (!in_usable_ram(p->p_paddr, mend, mem, nmem))
 			return "segment lies outside usable RAM";
 		for (int a = 0; a < navoid; a++)
 			if (overlaps(p->p_paddr, mend, avoid[a].start, avoid[a].end))
 				return "segment overlaps the loader or low memory";
-		for (int s = 0; s < plan->nseg; s++)
-			if (overlaps(p->p_paddr, mend, plan->seg[s].paddr,
-				     plan->seg[s].paddr + plan->seg[s].memsz))
+		for (int s = 0; s < plan->nseg; s++) {
+			const struct image_segment *o = &plan->seg[s];
+			if (overlaps(p->p_paddr, mend, o->paddr, o->paddr + o->memsz))
 				return "segments overlap each other";
+			if ((p->p_flags & PF_WX) != (o->flags & PF_WX) &&
+			    share_a_page(p->p_paddr, mend, o->paddr, o->paddr + o->memsz))
+				return "segments with different permissions share a page";
+		}
 		if (plan->nseg == IMAGE_MAX_SEGMENTS)
 			return "too many loadable segments";
 		plan->seg[plan->nseg++] = (struct image_segment){

@@ -38,7 +38,9 @@ struct addr_range {
 /*
  * Check that `file` (size bytes) is a loadable x86_64 executable whose segments
  * lie inside usable RAM (`mem`, nmem entries), below IMAGE_ADDR_LIMIT and clear
- * of every range in `avoid`. Returns NULL and fills `plan`, or a one-line reason.
+ * of every range in `avoid`, none both writable and executable, and segments of
+ * different permissions on different 4 KiB pages (the loader maps the image
+ * W^X, page by page). Returns NULL and fills `plan`, or a one-line reason.
  */
 const char *image_plan(const void *file, uint64_t size, const struct mem_range *mem, int nmem,
 		       const struct addr_range *avoid, int navoid, struct image_plan *plan);

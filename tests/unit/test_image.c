@@ -130,6 +130,34 @@ static void segment_checks(void **state)
 	expect("no loadable segments");
 }
 
+/* W^X: the loader maps pages by their segment's flags, so it refuses a segment
+ * that is both writable and executable, and a page two segments of different
+ * permissions would share. */
+static void write_xor_execute(void **state)
+{
+	(void)state;
+	ph[0].p_flags = PF_R | PF_W | PF_X;
+	expect("both writable and executable");
+	setup(NULL), ph[1].p_flags = PF_W | PF_X;
+	expect("both writable and executable");
+	/* Data starting in the last page of the text. */
+	setup(NULL), ph[1].p_paddr = ph[1].p_vaddr = 4 * MB + 0x800;
+	expect("different permissions share a page");
+	/* Read-only data there: still a different permission (no execute). */
+	setup(NULL), ph[1].p_paddr = ph[1].p_vaddr = 4 * MB + 0x800, ph[1].p_flags = PF_R;
+	expect("different permissions share a page");
+	/* The other way round: text after the data, in the page where the bss
+	 * ends. Data and bss end at 4 MiB + 0x6000; the text starts at + 0x6800. */
+	setup(NULL), ph[0].p_paddr = ph[0].p_vaddr = 4 * MB + 0x6800;
+	eh->e_entry = 4 * MB + 0x6810;
+	assert_null(plan(&(struct image_plan){ 0 })); /* separate pages: fine */
+	ph[1].p_memsz = 0x5800;                        /* now ends at + 0x6800 */
+	expect("different permissions share a page");
+	/* Two segments with the same permissions may share a page. */
+	setup(NULL), ph[1].p_paddr = ph[1].p_vaddr = 4 * MB + 0x800, ph[1].p_flags = PF_R | PF_X;
+	assert_null(plan(&(struct image_plan){ 0 }));
+}
+
 static void module_stays_or_moves(void **state)
 {
 	(void)state;
@@ -171,6 +199,7 @@ int main(void)
 		cmocka_unit_test_setup(valid_image_is_planned, setup),
 		cmocka_unit_test_setup(header_checks, setup),
 		cmocka_unit_test_setup(segment_checks, setup),
+		cmocka_unit_test_setup(write_xor_execute, setup),
 		cmocka_unit_test_setup(module_stays_or_moves, setup),
 		cmocka_unit_test(random_corruption_never_crashes),
 	};
