@@ -3,7 +3,10 @@
  * here in 32-bit protected mode with paging off, %eax = the multiboot magic and
  * %ebx = the multiboot information record. We build page tables that map the
  * first 4 GiB one-to-one with 2 MiB pages, enter long mode, and call
- * loader_main(magic, mbi) in 64-bit C.
+ * loader_main(magic, mbi) in 64-bit C. This boot map is writable and
+ * executable everywhere and serves only while the image is loaded: the loader
+ * switches to W^X tables (paging.c) before it jumps to the image, and turns on
+ * EFER.NXE then, once C has checked that the CPU has NX.
  */
 #include "multiboot.h"
 
@@ -14,7 +17,6 @@
 #define CR4_PAE  (1 << 5)
 #define EFER_MSR 0xC0000080
 #define EFER_LME (1 << 8)
-#define EFER_NXE (1 << 11)
 #define PTE_P    0x1
 #define PTE_W    0x2
 #define PTE_PS   0x80
@@ -67,7 +69,7 @@ _start:
 	movl %eax, %cr3
 	movl $EFER_MSR, %ecx
 	rdmsr
-	orl $(EFER_LME | EFER_NXE), %eax
+	orl $EFER_LME, %eax
 	wrmsr
 	movl %cr0, %eax
 	orl $(CR0_PG | CR0_PE), %eax
@@ -96,8 +98,10 @@ long_mode:
 	.balign 8
 gdt:
 	.quad 0
-	.quad 0x00af9a000000ffff   /* 0x08: 64-bit code */
-	.quad 0x00cf92000000ffff   /* 0x10: data */
+	/* Accessed bits preset: the CPU would otherwise set them on a segment
+	 * load, a write this read-only page refuses once CR0.WP is on. */
+	.quad 0x00af9b000000ffff   /* 0x08: 64-bit code */
+	.quad 0x00cf93000000ffff   /* 0x10: data */
 gdt_end:
 gdt_ptr:
 	.word gdt_end - gdt - 1

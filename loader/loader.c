@@ -1,8 +1,9 @@
 /*
  * loader.c: the 64-bit part of the loader. It reads the multiboot record,
  * validates the application image (multiboot module 0, an ELF64 executable),
- * copies its segments into place, fills the bootinfo record and jumps to the
- * image's entry point. A bad image ends QEMU with a one-line reason on the
+ * copies its segments into place, fills the bootinfo record, switches to W^X
+ * page tables (paging.c) and jumps to the image's entry point. A bad image, or
+ * a CPU without the NX bit W^X needs, ends QEMU with a one-line reason on the
  * serial console and exit status LOADER_BAD_IMAGE, never a triple fault.
  */
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include "elf64.h"
 #include "image.h"
 #include "multiboot.h"
+#include "paging.h"
 
 #define COM1             0x3f8
 #define DEBUG_EXIT_PORT  0xf4
@@ -54,6 +56,16 @@ static void put_hex(uint64_t v)
 		buf[2 + i] = "0123456789abcdef"[(v >> (60 - 4 * i)) & 0xf];
 	buf[18] = 0;
 	puts_serial(buf);
+}
+
+static void put_dec(uint64_t v)
+{
+	char buf[21], *p = buf + sizeof buf;
+	*--p = 0;
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	puts_serial(p);
 }
 
 static void serial_init(void)
@@ -131,6 +143,38 @@ static void copy_cmdline(const struct multiboot_info *mbi)
 		fail("kernel command line longer than 4095 bytes");
 }
 
+/* Whether the kernel options (the command line before `--`) hold `word`, bare
+ * or as word=value. Quotes are not parsed: this only decides whether the
+ * loader prints one more line. */
+static int has_option(const char *s, const char *word)
+{
+	while (*s) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		const char *t = s;
+		while (*s && *s != ' ' && *s != '\t')
+			s++;
+		size_t n = (size_t)(s - t), k = 0;
+		if (n == 2 && t[0] == '-' && t[1] == '-')
+			return 0;
+		while (k < n && word[k] && t[k] == word[k])
+			k++;
+		if (n && !word[k] && (k == n || t[k] == '='))
+			return 1;
+	}
+	return 0;
+}
+
+static void put_counts(const struct page_counts *n)
+{
+	put_dec(n->rx);
+	puts_serial(" RX ");
+	put_dec(n->r);
+	puts_serial(" R ");
+	put_dec(n->rw);
+	puts_serial(" RW");
+}
+
 static inline uint64_t rdtsc(void)
 {
 	uint32_t lo, hi;
@@ -144,6 +188,8 @@ void loader_main(uint32_t magic, uint32_t mbi_addr)
 	serial_init();
 	if (magic != MULTIBOOT_BOOTLOADER_MAGIC)
 		fail("not started by a multiboot loader");
+	if (!paging_cpu_has_nx())
+		fail("the CPU has no NX (no-execute) bit, which W^X needs");
 	const struct multiboot_info *mbi = (const void *)(uint64_t)mbi_addr;
 
 	bootinfo.magic = BOOTINFO_MAGIC;
@@ -189,15 +235,28 @@ void loader_main(uint32_t magic, uint32_t mbi_addr)
 	bootinfo.load_start = plan.start;
 	bootinfo.load_end = plan.end;
 
-	{
-		puts_serial("loader: image ");
-		put_hex(plan.start);
-		puts_serial("-");
-		put_hex(plan.end);
-		puts_serial(" entry ");
-		put_hex(plan.entry);
-		puts_serial("\n");
+	struct page_counts image_pages, loader_pages;
+	why = paging_build(&plan, &image_pages, &loader_pages);
+	if (why)
+		fail(why);
+	puts_serial("loader: image ");
+	put_hex(plan.start);
+	puts_serial("-");
+	put_hex(plan.end);
+	puts_serial(" entry ");
+	put_hex(plan.entry);
+	puts_serial("\n");
+	if (has_option(bootinfo.cmdline, "verbose")) {
+		puts_serial("loader: W^X map: image ");
+		put_counts(&image_pages);
+		puts_serial(", loader ");
+		put_counts(&loader_pages);
+		puts_serial(" (4 KiB pages); the rest RW no-execute\n");
 	}
+
+	/* From here the loader runs on the hand-over map: its stack and
+	 * bootinfo are writable, its text executable, and nothing is both. */
+	paging_enter();
 	void (*entry)(struct bootinfo *) = (void (*)(struct bootinfo *))plan.entry;
 	entry(&bootinfo);
 	fail("the image returned to the loader");
