@@ -28,6 +28,18 @@ printf '\x00\x00\x00\x40' | dd of="$tmp/high" bs=1 seek=$((64 + 24 + 4)) conv=no
 printf '\x00\x00\x00\x40' | dd of="$tmp/high" bs=1 seek=$((64 + 16 + 4)) conv=notrunc status=none
 check "$tmp/high" "segment lies (outside usable RAM|above the loader)"
 
+# W^X: the text segment's flags (offset 64+4) made R W X.
+cp "$HELLO" "$tmp/wx"
+printf '\x07' | dd of="$tmp/wx" bs=1 seek=$((64 + 4)) conv=notrunc status=none
+check "$tmp/wx" "segment is both writable and executable"
+
+# The data segment (the third header) made read-only and 20 MiB long: more
+# read-only 2 MiB pages than the loader's page tables split.
+cp "$HELLO" "$tmp/bigro"
+printf '\x04' | dd of="$tmp/bigro" bs=1 seek=$((64 + 2 * 56 + 4)) conv=notrunc status=none
+printf '\x00\x00\x40\x01' | dd of="$tmp/bigro" bs=1 seek=$((64 + 2 * 56 + 40)) conv=notrunc status=none
+check "$tmp/bigro" "image text and read-only data span more than 7 2 MiB pages"
+
 : >"$tmp/empty"
 check "$tmp/empty" "image too small"
 
