@@ -20,7 +20,9 @@ u32_t net_tcp_isn(const struct ip4_addr *local_ip, u16_t local_port,
 
 /* Sees each TCP segment before the pcb it matched does (header fields already
  * in host order). Drops a new connection's SYN that matched a TIME_WAIT pcb
- * and marks that pcb for recycling; see net_tcp_recycle_timewait(). */
+ * and marks that pcb for recycling; see net_tcp_recycle_timewait(). Drops a
+ * SYN for a listener when the pcb pool is full of half-open connections; see
+ * net_tcp_evict_synrcvd(). */
 err_t net_tcp_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen,
 		       u16_t opt1len, u8_t *opt2, struct pbuf *p);
 

@@ -27,6 +27,7 @@ struct net_counters {
 	uint64_t tx_flattened;             /* chains copied into one pbuf (> VNET_MAX_SEGS) */
 	uint64_t tx_retry_after_reclaim;   /* ring full, then accepted after a reclaim */
 	uint64_t tcp_timewait_recycled;    /* TIME_WAIT pcbs ended by a new SYN */
+	uint64_t tcp_synrcvd_evicted;      /* half-open pcbs ended for a new SYN (pool full) */
 	uint64_t polls, polls_with_work;   /* net_poll calls, and those that did something */
 	uint64_t timer_runs;               /* sys_check_timeouts calls (only when due) */
 	uint64_t waits;                    /* net_wait calls that parked the CPU */
@@ -41,6 +42,9 @@ void net_netif_tx_done(void *cookie);                     /* vnet tx-done callba
 /* tcp_hooks.c: ends the TIME_WAIT pcb that the last input SYN asked to
  * replace; true when it did (then feed that frame in again). */
 bool net_tcp_recycle_timewait(void);
+/* tcp_hooks.c: ends the oldest half-open connection when the last input SYN
+ * found the pcb pool full; true when it did (then feed that frame in again). */
+bool net_tcp_evict_synrcvd(void);
 
 /* stats.c: print the counters, the driver's and lwIP's statistics. */
 void net_stats_print(void);

@@ -10,9 +10,18 @@
  *    hook drops the SYN and remembers the pcb; the netif input path then ends
  *    that pcb (net_tcp_recycle_timewait) and feeds the frame in again, and the
  *    listener accepts it.
+ *  - SYN_RCVD eviction: lwIP keeps a half-open connection for 20 s and, when
+ *    its pcb pool is full, drops every new SYN; a flood of SYNs from addresses
+ *    that never answer would lock out real clients for that long. When a SYN
+ *    reaches a listener and the pool is full (no TIME_WAIT pcb lwIP could
+ *    take instead), the hook drops it and the input path ends the oldest
+ *    half-open connection that has waited at least 4 s
+ *    (net_tcp_evict_synrcvd), then feeds the SYN again.
  */
 #include "lwip/ip4_addr.h"
+#include "lwip/memp.h"
 #include "lwip/priv/tcp_priv.h"
+#include "lwip/stats.h"
 #include "lwip/tcp.h"
 #include "kernel/kernel.h"
 #include "net_internal.h"
@@ -55,14 +64,51 @@ u32_t net_tcp_isn(const struct ip4_addr *local_ip, u16_t local_port,
 
 /* The TIME_WAIT pcb a just-dropped SYN wants to replace; NULL when none. */
 static struct tcp_pcb *timewait_to_recycle;
+/* A just-dropped SYN for a listener wants a half-open connection's pcb. */
+static bool synrcvd_evict_wanted;
+
+static bool tcp_pcb_pool_full(void)
+{
+	const struct stats_mem *m = lwip_stats.memp[MEMP_TCP_PCB];
+	return m->used >= m->avail;
+}
+
+/* A half-open connection younger than this may be a real client whose ACK
+ * was lost in a burst: lwIP sends the SYN-ACK again after 3 s (its initial
+ * RTO) and the client answers at once. Older ones are taken to be dead. In
+ * ticks of lwIP's slow timer (500 ms): 4-4.5 s. */
+#define SYNRCVD_EVICT_AGE_TICKS 8
+
+/* The half-open connection that has waited longest, if it has waited long
+ * enough to be evicted; NULL when none has. */
+static struct tcp_pcb *oldest_synrcvd(void)
+{
+	struct tcp_pcb *oldest = NULL;
+	u32_t oldest_age = SYNRCVD_EVICT_AGE_TICKS - 1;
+	for (struct tcp_pcb *pcb = tcp_active_pcbs; pcb; pcb = pcb->next) {
+		u32_t age = tcp_ticks - pcb->tmr; /* tmr: when it last heard from the peer */
+		if (pcb->state == SYN_RCVD && age > oldest_age) {
+			oldest = pcb;
+			oldest_age = age;
+		}
+	}
+	return oldest;
+}
 
 err_t net_tcp_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen,
 		       u16_t opt1len, u8_t *opt2, struct pbuf *p)
 {
 	(void)optlen, (void)opt1len, (void)opt2, (void)p;
+	u8_t flags = TCPH_FLAGS(hdr) & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN);
+	if (pcb->state == LISTEN) {
+		/* lwIP takes a TIME_WAIT pcb by itself when the pool is full. */
+		if (flags != TCP_SYN || !tcp_pcb_pool_full() || tcp_tw_pcbs || !oldest_synrcvd())
+			return ERR_OK;
+		synrcvd_evict_wanted = true;
+		return ERR_ABRT;
+	}
 	if (pcb->state != TIME_WAIT)
 		return ERR_OK;
-	u8_t flags = TCPH_FLAGS(hdr) & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN);
 	/* tcp_input has already turned hdr->seqno into host order. */
 	if (flags != TCP_SYN || !TCP_SEQ_GT(hdr->seqno, pcb->rcv_nxt))
 		return ERR_OK; /* lwIP's own TIME_WAIT handling */
@@ -87,4 +133,17 @@ bool net_tcp_recycle_timewait(void)
 		}
 	}
 	return false;
+}
+
+bool net_tcp_evict_synrcvd(void)
+{
+	if (!synrcvd_evict_wanted)
+		return false;
+	synrcvd_evict_wanted = false;
+	struct tcp_pcb *victim = oldest_synrcvd();
+	if (!victim)
+		return false;
+	tcp_abort(victim); /* a RST to a peer that may not exist; the pcb is free */
+	net_counters.tcp_synrcvd_evicted++;
+	return true;
 }
