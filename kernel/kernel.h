@@ -114,7 +114,7 @@ int timer_run_expired(void);        /* runs due callbacks; returns how many ran 
  * checked with interrupts off, so a wake-up between check and halt is not lost.
  */
 void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag);
-/* Sleep until the deadline, running expired timers meanwhile. */
+/* Sleep until the deadline; timers and the network (block_on) run meanwhile. */
 void sleep_until(uint64_t deadline_ns);
 
 /* ---- executor: how a blocking call waits ------------------------------------

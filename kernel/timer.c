@@ -97,12 +97,16 @@ void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
 	stats_phase_add(PHASE_PARK, cpu_cycles() - t0);
 }
 
+static bool never_ready(void *ctx)
+{
+	(void)ctx;
+	return false;
+}
+
+/* A sleeping app still owns a network: the executor keeps the stack running
+ * (frames taken off the ring, ACKs and retransmissions sent, timers fired)
+ * while it waits, as any other blocking call does. */
 void sleep_until(uint64_t deadline_ns)
 {
-	while (clock_ns() < deadline_ns) {
-		stats_service();
-		timer_run_expired();
-		cpu_park(deadline_ns, NULL);
-	}
-	timer_run_expired();
+	block_on(never_ready, NULL, deadline_ns);
 }

@@ -30,6 +30,14 @@ static void print_counters(void)
 		(unsigned long long)c->tcp_timewait_recycled, (unsigned long long)c->tcp_synrcvd_evicted);
 }
 
+static void print_udp(void)
+{
+	const struct udp_counters *u = &net_udp_counters;
+	kprintf("udp: sockets %llu; datagrams received %llu sent %llu; drops: queue full %llu\n",
+		(unsigned long long)u->open, (unsigned long long)u->received, (unsigned long long)u->sent,
+		(unsigned long long)u->drops_queue_full);
+}
+
 static void print_proto(const char *name, const struct stats_proto *s)
 {
 	kprintf("lwip %-6s xmit %u recv %u drop %u chkerr %u lenerr %u memerr %u rterr %u "
@@ -88,6 +96,7 @@ void net_pools_print(void)
 void net_stats_print(void)
 {
 	print_counters();
+	print_udp();
 	vnet_stats_print();
 	print_proto("link", &lwip_stats.link);
 	print_proto("etharp", &lwip_stats.etharp);
