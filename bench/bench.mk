@@ -18,6 +18,20 @@
 #   make bench-fixes QUICK=1   smoke run: linux, baseline, all; tap; 1 rep;
 #                        loads k64 c16; about 2 minutes
 #   make bench-fixes-report DIR=...   counters.csv and fixes.md again
+#   make soak            the long run (bench/soak): 1,000,000 keep-alive requests
+#                        (ab -k, -c 8 and 64) and 100,000 new connections (-c 16)
+#                        against build/apps/httpd.elf on tap; fails on any failed
+#                        request or any pool (lwIP memp, lwIP heap, sockets,
+#                        descriptors, malloc bytes, heap high-water) that is not
+#                        back at its after-warm-up value once idle again (the
+#                        heap's break at idle: within malloc's 128 KiB trim
+#                        slack); report.md in bench/results/soak-<timestamp>
+#                        (a few minutes here). SOAK_KEEPALIVE, SOAK_NEW,
+#                        SOAK_CONC_K, SOAK_CONC_N, SOAK_TIMEOUT (per ab run),
+#                        SOAK_SETTLE, SOAK_SETTLE_MAX, SOAK_WARM_ROUNDS,
+#                        SOAK_HEADROOM, SOAK_TRIM_SLACK and SOAK_OUT become
+#                        bench/soak's settings of those names.
+#                        `make test` runs a short one (test 36).
 # Settings pass through to bench/run-bench: GUESTS (e.g. "linux native
 # uk:build/apps/httpd.elf"), BACKENDS (tap user), REPS, LOAD_SECS, REF, OUT.
 
@@ -87,3 +101,12 @@ bench-fixes-report:
 	@test -n "$(DIR)" || { echo "usage: make bench-fixes-report DIR=bench/results/<folder>" >&2; exit 2; }
 	python3 bench/counters.py $(DIR)
 	python3 bench/fixes.py $(DIR)
+
+# ---- soak: a long run that must fail nothing and leak nothing --------------
+# Only the settings given are passed (SOAK_X becomes bench/soak's X).
+SOAK_SETTINGS := KEEPALIVE NEW CONC_K CONC_N TIMEOUT SETTLE SETTLE_MAX WARM_ROUNDS HEADROOM TRIM_SLACK OUT
+SOAK_ENV = $(strip BUILD=$(BUILD) $(foreach v,$(SOAK_SETTINGS),$(if $(SOAK_$(v)),$(v)='$(SOAK_$(v))')))
+
+.PHONY: soak
+soak: all
+	$(SOAK_ENV) bench/soak
