@@ -15,6 +15,8 @@
 # Each test is one gcc command over its file and sources, with UNIT_CFLAGS
 # (-Werror, ASan, UBSan). Code a test builds but we do not own uses
 # UNIT_BASE_CFLAGS (same language level and sanitizers, no warning flags).
+# tests/fuzz/fuzz.mk adds its corpus replays (tests/fuzz/replay.c) to
+# UNIT_BINS, so make test-unit runs them after these tests.
 # An integration test is an executable tests/integration/NN-name.sh: exit 0
 # passes, 77 skips, anything else fails. tests/run-integration runs them all.
 

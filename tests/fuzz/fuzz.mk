@@ -1,5 +1,6 @@
 # fuzz.mk: libFuzzer harnesses (clang) for the code that reads untrusted
-# input, with AddressSanitizer and UndefinedBehaviorSanitizer.
+# input, with AddressSanitizer and UndefinedBehaviorSanitizer, and their
+# replays (gcc) that make test runs.
 #
 #   make fuzz                 every harness for FUZZ_SECS seconds (default 60)
 #   make fuzz FUZZ=http       one of them
@@ -7,7 +8,23 @@
 #
 # Each harness keeps its seed corpus in tests/fuzz/corpus/NAME (committed);
 # what a run discovers goes to build/fuzz/corpus/NAME, crashes to
-# build/fuzz/crashes/NAME. A crash found becomes a regression test in make test.
+# build/fuzz/crashes/NAME. A crash, once fixed, goes to tests/fuzz/regress/NAME
+# (see tests/fuzz/regress/README).
+#
+# A harness is tests/fuzz/fuzz_NAME.c, listed in FUZZ_TARGETS with
+#   FUZZ_SRCS_NAME   := the project sources it feeds
+# and, when it needs more, any of
+#   FUZZ_CFLAGS_NAME := extra compiler flags (include paths, -include)
+#   FUZZ_LIBS_NAME   := archives built for it with clang (libFuzzer build)
+#   REPLAY_LIBS_NAME := the same built with gcc (replay build)
+#   FUZZ_DEPS_NAME   := further files whose change rebuilds it (headers)
+#   FUZZ_ORDER_NAME  := what must exist first (e.g. $(LWIP_STAMP))
+#
+# Replays: tests/fuzz/replay.c is a main() that calls the harness on every
+# file of tests/fuzz/corpus/NAME and tests/fuzz/regress/NAME; linked with each
+# harness by the host gcc with ASan+UBSan (UNIT_CFLAGS), so make test needs no
+# clang. They run in make test-unit, after the cmocka tests, and a crash on any
+# file fails it.
 
 FUZZ_CC      ?= clang
 FUZZ_SECS    ?= 60
@@ -15,25 +32,49 @@ FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover
 FUZZ_TARGETS := http cmdline image virtqueue
 FUZZ         ?= $(FUZZ_TARGETS)
 
-FUZZ_SRCS_http      := apps/httpd/http.c
-FUZZ_SRCS_cmdline   := kernel/cmdline.c
-FUZZ_SRCS_image     := loader/image.c
-FUZZ_SRCS_virtqueue := drivers/virtio/virtqueue.c
-
 FUZZ_PKG_STAMP := $(DEPS)/.fuzz-packages.stamp
 $(FUZZ_PKG_STAMP): | $(PKG_STAMP)
 	mk/deps.sh fuzz
 	@touch $@
 
+FUZZ_SRCS_http      := apps/httpd/http.c
+FUZZ_SRCS_cmdline   := kernel/cmdline.c
+FUZZ_SRCS_image     := loader/image.c
+FUZZ_SRCS_virtqueue := drivers/virtio/virtqueue.c
+
+# ---- building and running --------------------------------------------------------
+
 define fuzz_rule
-$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) | $(FUZZ_PKG_STAMP)
+$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(FUZZ_LIBS_$(1)) $(FUZZ_DEPS_$(1)) \
+		| $(FUZZ_PKG_STAMP) $(FUZZ_ORDER_$(1))
 	@mkdir -p $$(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $$@ tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1))
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_CFLAGS_$(1)) -o $$@ tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) \
+		$(FUZZ_LIBS_$(1))
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rule,$(t))))
 
-.PHONY: fuzz fuzz-build
+define replay_rule
+$(BUILD)/tests/fuzz/replay_$(1): tests/fuzz/replay.c tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) \
+		$(REPLAY_LIBS_$(1)) $(FUZZ_DEPS_$(1)) | $(PKG_STAMP) $(FUZZ_ORDER_$(1))
+	@mkdir -p $$(@D)
+	$(HOST_CC) $(UNIT_CFLAGS) $(FUZZ_CFLAGS_$(1)) -DREPLAY_NAME='"$(1)"' -o $$@ tests/fuzz/replay.c \
+		tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(REPLAY_LIBS_$(1))
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call replay_rule,$(t))))
+
+# The replays join the unit stage: tests.mk's test-unit runs every program in
+# UNIT_BINS (its recipe reads the variable when it runs, after this file), and
+# needs them built first.
+FUZZ_REPLAY_BINS := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/replay_%)
+UNIT_BINS += $(FUZZ_REPLAY_BINS)
+test-unit: $(FUZZ_REPLAY_BINS)
+
+.PHONY: fuzz fuzz-build test-fuzz-replay
 fuzz-build: $(FUZZ:%=$(BUILD)/fuzz/fuzz_%)
+
+# The replays alone.
+test-fuzz-replay: $(FUZZ_REPLAY_BINS)
+	@fail=0; for t in $(FUZZ_REPLAY_BINS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
 
 fuzz: fuzz-build
 	@for t in $(FUZZ); do \
@@ -42,6 +83,6 @@ fuzz: fuzz-build
 		$(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECS) -print_final_stats=1 \
 			-artifact_prefix=$(BUILD)/fuzz/crashes/$$t/ \
 			$(BUILD)/fuzz/corpus/$$t tests/fuzz/corpus/$$t 2>&1 | \
-			grep -E '^(stat::number_of_executed_units|stat::new_units_added|==[0-9]+==ERROR|SUMMARY)' ; \
+			grep -E '^(stat::number_of_executed_units|stat::new_units_added|==[0-9]+==ERROR|SUMMARY|panic:)' ; \
 		test -z "$$(ls -A $(BUILD)/fuzz/crashes/$$t)" || { echo "fuzz_$$t: crash in $(BUILD)/fuzz/crashes/$$t"; exit 1; }; \
 	done
