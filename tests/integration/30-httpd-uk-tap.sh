@@ -42,13 +42,7 @@ printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-
 expect_file "$tmp/got" "$tmp/want"
 
 load() { # N C [-k]
-	local n=$1 c=$2 k=${3:-}
-	"${NET_EXEC[@]}" timeout 120 ab -q $k -n "$n" -c "$c" -s 10 "$url/" >"$tmp/ab" 2>&1 ||
-		{ cat "$tmp/ab"; guest_fail "ab $k -n $n -c $c did not finish"; }
-	grep -q "^Complete requests: *$n\$" "$tmp/ab" && grep -q '^Failed requests: *0$' "$tmp/ab" &&
-		! grep -q '^Non-2xx responses' "$tmp/ab" ||
-		{ cat "$tmp/ab"; guest_fail "ab $k -n $n -c $c: incomplete, failed or non-2xx requests"; }
-	echo "ab $k -n $n -c $c: $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$tmp/ab") req/s, 0 failed"
+	ab_load "$url/" "$@" || guest_fail "ab $*"
 }
 load 2000 1 -k
 load 4000 8 -k

@@ -21,13 +21,7 @@ wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answ
 show_fail() { uk_tap_stop >/dev/null; tail -n 30 "$UK_TMP/console"; fail "$@"; }
 
 load() { # N C [-k]: N requests over C connections, zero failures
-	local n=$1 c=$2 k=${3:-}
-	"${NET_EXEC[@]}" timeout 120 ab -q $k -n "$n" -c "$c" -s 10 "$UK_URL/" >"$UK_TMP/ab" 2>&1 ||
-		{ cat "$UK_TMP/ab"; show_fail "ab $k -n $n -c $c did not finish"; }
-	grep -q "^Complete requests: *$n\$" "$UK_TMP/ab" && grep -q '^Failed requests: *0$' "$UK_TMP/ab" &&
-		! grep -q '^Non-2xx responses' "$UK_TMP/ab" ||
-		{ cat "$UK_TMP/ab"; show_fail "ab $k -n $n -c $c: incomplete, failed or non-2xx requests"; }
-	echo "ab $k -n $n -c $c: 0 failed"
+	ab_load "$UK_URL/" "$@" || show_fail "ab $*"
 }
 
 echo "== 2000 connections at once"

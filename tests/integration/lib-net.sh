@@ -12,6 +12,14 @@
 #                            %b escapes) 0.2 s apart, save everything received
 #                            until the server closes (5 s at most) in OUT
 #   expect_file OUT WANT     byte-for-byte comparison, showing both on a miss
+#   wait_console FILE RE SECS PID
+#                            wait until FILE (a guest console) has a line
+#                            matching RE (grep -E); false on timeout or when
+#                            PID dies first
+#   ab_load URL N C [-k]     ApacheBench through $NET_EXEC: N requests over C
+#                            connections (2 minutes at most); true only when all
+#                            N completed, none failed and none was non-2xx
+#                            (ab's output is shown then)
 #   uk_tap_start IMAGE ARGS  boot a unikernel image in a fresh namespace on its tap,
 #                            static address, app argv ARGS; sets NET_EXEC, UK_URL,
 #                            UK_PID, UK_TMP (console in $UK_TMP/console); cleans up at exit
@@ -70,6 +78,32 @@ expect_file() {
 	fi
 }
 
+wait_console() {
+	local file=$1 re=$2 pid=$4 i
+	for i in $(seq $(($3 * 10))); do
+		grep -Eq "$re" "$file" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -Eq "$re" "$file"
+}
+
+ab_load() {
+	local url=$1 n=$2 c=$3 k=${4:-} out rc=1
+	out=$(mktemp)
+	if "${NET_EXEC[@]}" timeout 120 ab -q $k -n "$n" -c "$c" -s 10 "$url" >"$out" 2>&1 &&
+		grep -q "^Complete requests: *$n\$" "$out" && grep -q '^Failed requests: *0$' "$out" &&
+		! grep -q '^Non-2xx responses' "$out"; then
+		echo "ab $k -n $n -c $c: $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$out") req/s, 0 failed"
+		rc=0
+	else
+		cat "$out"
+		echo "ab $k -n $n -c $c: did not finish, or incomplete, failed or non-2xx requests"
+	fi
+	rm -f "$out"
+	return $rc
+}
+
 # linux_guest_check BACKEND: boots the Linux guest on `user` or `tap`, checks
 # GET / byte for byte, a short ab -k and ab run, then stops it with the
 # shutdown request and expects qemu-run to return the app's status, 0.
@@ -111,12 +145,8 @@ linux_guest_check() {
 	printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\r\nHello from httpd, a poll()-based server.\n' >"$tmp/want"
 	expect_file "$tmp/got" "$tmp/want"
 
-	"${NET_EXEC[@]}" timeout 60 ab -q -k -n 300 -c 4 -s 10 "$url/" >"$tmp/ab" 2>&1 || { cat "$tmp/ab"; fail "ab -k failed"; }
-	grep -q '^Complete requests: *300$' "$tmp/ab" && grep -q '^Failed requests: *0$' "$tmp/ab" ||
-		{ cat "$tmp/ab"; fail "ab -k: incomplete or failed requests"; }
-	"${NET_EXEC[@]}" timeout 60 ab -q -n 100 -c 4 -s 10 "$url/" >"$tmp/ab" 2>&1 || { cat "$tmp/ab"; fail "ab failed"; }
-	grep -q '^Complete requests: *100$' "$tmp/ab" && grep -q '^Failed requests: *0$' "$tmp/ab" ||
-		{ cat "$tmp/ab"; fail "ab: incomplete or failed requests"; }
+	ab_load "$url/" 300 4 -k || fail "ab -k failed"
+	ab_load "$url/" 100 4 || fail "ab failed"
 
 	echo "== shutdown request"
 	"${NET_EXEC[@]}" curl -s -m 5 "$url/__shutdown" >/dev/null
