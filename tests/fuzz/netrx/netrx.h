@@ -1,0 +1,70 @@
+/*
+ * netrx.h: what the parts of the netrx fuzz harness share: the host's
+ * stand-ins for the kernel (host.c), the simulated virtio-net device behind
+ * the real driver (device.c), and the harness proper (fuzz_netrx.c).
+ */
+#ifndef FUZZ_NETRX_H
+#define FUZZ_NETRX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- host.c ------------------------------------------------------------------ */
+/* clock_ns() returns this; only the harness moves it. */
+extern uint64_t fake_now_ns;
+/* Restart the "random" numbers (ISN key, ports), so an input sees the same
+ * sequence whether it runs first in a process or after a million others. */
+void host_random_reset(void);
+/* kprintf and trace print only when NETRX_VERBOSE is set in the environment
+ * (to see what a seed or a crash input does). */
+extern bool host_verbose;
+void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Stop with a message: an invariant of the stack or of the harness broke. */
+__attribute__((noreturn, format(printf, 1, 2))) void harness_fail(const char *fmt, ...);
+
+/* ---- device.c ----------------------------------------------------------------- */
+/* The device's station address (the driver reads it from the config space). */
+extern const uint8_t dev_mac[6];
+/* Put `n` bytes (virtio-net header + frame) into the next receive buffer the
+ * driver posted and report `claimed` bytes written, as a device may lie.
+ * Bytes past `n` in the buffer are zeroed (no stale data from an earlier
+ * input). False when the driver has no buffer posted (the device drops). */
+bool dev_rx(const uint8_t *bytes, size_t n, uint32_t claimed);
+/* Take every frame the driver published on the transmit ring: read all its
+ * bytes (so a buffer freed too early is a use after free), check the header
+ * and the frame, and return the chain as used. */
+void dev_tx_complete(void);
+/* Frames the driver has published and the device has not completed. */
+unsigned dev_tx_pending(void);
+/* Receive buffers the driver has posted and the device has not filled (all
+ * of the ring when the driver is idle: one missing is a buffer lost). */
+unsigned dev_rx_posted(void);
+/* The receive ring's size. */
+unsigned dev_rx_ring_size(void);
+
+/* ---- the Internet checksum (RFC 1071), for checking and fixing frames --------- */
+static inline uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (n & 1)
+		sum += (uint32_t)p[n - 1] << 8;
+	return sum;
+}
+
+static inline uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* The pseudo-header's part of a TCP or UDP checksum: addresses from the IPv4
+ * header `ip`, the protocol, and the transport segment's length. */
+static inline uint32_t csum_pseudo(const uint8_t *ip, uint8_t proto, uint16_t len)
+{
+	return csum_add(0, ip + 12, 8) + proto + len;
+}
+
+#endif
