@@ -28,6 +28,7 @@ struct net_counters {
 	uint64_t tx_retry_after_reclaim;   /* ring full, then accepted after a reclaim */
 	uint64_t tcp_timewait_recycled;    /* TIME_WAIT pcbs ended by a new SYN */
 	uint64_t tcp_synrcvd_evicted;      /* half-open pcbs ended for a new SYN (pool full) */
+	uint64_t tcp_insane_offset;        /* segments dropped before lwIP's "insane offset" assert */
 	uint64_t polls, polls_with_work;   /* net_poll calls, and those that did something */
 	uint64_t timer_runs;               /* sys_check_timeouts calls (only when due) */
 	uint64_t waits;                    /* net_wait calls that parked the CPU */

@@ -218,6 +218,13 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 	}
 	if (!p) {
 		s->rx_eof = true;
+		if (s->fin_sent) {
+			/* Both FINs are out: lwIP moves the pcb to CLOSING or TIME_WAIT
+			 * and frees it later without a callback, so let go of it now.
+			 * What was received stays readable. */
+			detach_pcb(s);
+			s->state = SS_CLOSED;
+		}
 		return ERR_OK;
 	}
 	if (s->rx)
@@ -313,6 +320,14 @@ static err_t on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 
 /* ---- egress ------------------------------------------------------------------ */
 
+/* The most one segment of pcb's carries: what tcp_write cuts pieces into. */
+static size_t segment_size(const struct tcp_pcb *pcb)
+{
+	size_t half_window = pcb->snd_wnd_max / 2;
+	size_t mss = pcb->mss < half_window ? pcb->mss : half_window;
+	return mss ? mss : 1;
+}
+
 /* Move s's bytes into lwIP and send. A socket that cannot go on (window or
  * memory exhausted) leaves the list; on_sent, or the retry above, lists it
  * again. */
@@ -341,6 +356,14 @@ static void egress_one(struct sock *s)
 			piece = 0xffff;
 		u8_t more = piece < s->tx_len ? TCP_WRITE_FLAG_MORE : 0;
 		err_t e = tcp_write(pcb, s->tx + s->tx_head, (u16_t)piece, TCP_WRITE_FLAG_COPY | more);
+		/* A peer with a small MSS or window makes lwIP cut small segments,
+		 * and a large piece may need more of them than its queue holds
+		 * (TCP_SND_QUEUELEN): then all of it is refused. Smaller pieces. */
+		while (e == ERR_MEM && piece > segment_size(pcb)) {
+			piece /= 2;
+			more = TCP_WRITE_FLAG_MORE;
+			e = tcp_write(pcb, s->tx + s->tx_head, (u16_t)piece, TCP_WRITE_FLAG_COPY | more);
+		}
 		if (e == ERR_MEM) {
 			/* Out of segments or pbufs. With nothing in flight no on_sent
 			 * will come: stay listed and try again at the next poll. */
@@ -358,21 +381,26 @@ static void egress_one(struct sock *s)
 		s->tx_len -= piece;
 		queued = true;
 	}
-	if (!s->tx_len && s->fin_wanted && !s->fin_sent) {
-		err_t e = s->closed_by_app ? tcp_close(pcb) : tcp_shutdown(pcb, 0, 1);
-		if (e != ERR_OK) {
-			mark_egress(s); /* no memory for the FIN now: again next poll */
-		} else {
-			s->fin_sent = true;
-			if (s->closed_by_app) {
-				/* lwIP owns the pcb from here (it ends it after the FIN). */
-				detach_pcb(s);
-				sock_free(s);
-				if (queued)
-					tcp_output(pcb);
-				return;
-			}
+	if (!s->tx_len && s->fin_wanted && !s->fin_sent && s->closed_by_app) {
+		/* tcp_close() may free the pcb before it returns (it resets a
+		 * connection whose receive window is not whole), so what is queued
+		 * goes first and the pcb is ours no more when it is called. */
+		if (queued)
+			tcp_output(pcb);
+		detach_pcb(s);
+		if (tcp_close(pcb) != ERR_OK) {
+			setup_conn_pcb(s, pcb); /* no memory for the FIN now: again next poll */
+			mark_egress(s);
+			return;
 		}
+		sock_free(s); /* lwIP ends the pcb after the FIN */
+		return;
+	}
+	if (!s->tx_len && s->fin_wanted && !s->fin_sent) {
+		if (tcp_shutdown(pcb, 0, 1) != ERR_OK)
+			mark_egress(s); /* no memory for the FIN now: again next poll */
+		else
+			s->fin_sent = true;
 	}
 	if (queued) {
 		tcp_output(pcb);

@@ -17,6 +17,8 @@
  *    take instead), the hook drops it and the input path ends the oldest
  *    half-open connection that has waited at least 4 s
  *    (net_tcp_evict_synrcvd), then feeds the SYN again.
+ *  - A guard for an assertion in lwIP's receive path that any peer can
+ *    trigger with one crafted segment (insane_offset below).
  */
 #include "lwip/ip4_addr.h"
 #include "lwip/memp.h"
@@ -95,10 +97,34 @@ static struct tcp_pcb *oldest_synrcvd(void)
 	return oldest;
 }
 
+/* ---- a segment lwIP would assert on --------------------------------------- */
+
+/* lwIP 2.1.3's tcp_receive() trims a segment that starts before rcv_nxt and
+ * reaches past it, and asserts that the offset is below 0xffff ("insane
+ * offset!"). Its overlap test wraps: a segment of one sequence number (one
+ * byte, a bare SYN or FIN) that starts exactly 2^31 before rcv_nxt passes it,
+ * and the assertion ends the guest. Any peer can send one. Such a segment,
+ * and any other whose overlap is that large, is nonsense: drop it (counted)
+ * before lwIP sees it. States before the handshake has set rcv_nxt, LISTEN
+ * and TIME_WAIT never trim. */
+static bool insane_offset(const struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const struct pbuf *p)
+{
+	if (pcb->state < SYN_RCVD || pcb->state == TIME_WAIT)
+		return false;
+	u32_t len = p->tot_len + ((TCPH_FLAGS(hdr) & (TCP_SYN | TCP_FIN)) ? 1 : 0);
+	u32_t seqno = hdr->seqno; /* host order by now */
+	return len > 0 && TCP_SEQ_BETWEEN(pcb->rcv_nxt, seqno + 1, seqno + len - 1) &&
+	       pcb->rcv_nxt - seqno >= 0xffff;
+}
+
 err_t net_tcp_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen,
 		       u16_t opt1len, u8_t *opt2, struct pbuf *p)
 {
-	(void)optlen, (void)opt1len, (void)opt2, (void)p;
+	(void)optlen, (void)opt1len, (void)opt2;
+	if (insane_offset(pcb, hdr, p)) {
+		net_counters.tcp_insane_offset++;
+		return ERR_ABRT; /* tcp_input frees it */
+	}
 	u8_t flags = TCPH_FLAGS(hdr) & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN);
 	if (pcb->state == LISTEN) {
 		/* lwIP takes a TIME_WAIT pcb by itself when the pool is full. */
