@@ -6,8 +6,9 @@
 #   make fuzz FUZZ=http       one of them
 #   make fuzz-build           build only
 #
-# Each harness keeps its seed corpus in tests/fuzz/corpus/NAME (committed);
-# what a run discovers goes to build/fuzz/corpus/NAME, crashes to
+# Each harness keeps its seed corpus in tests/fuzz/corpus/NAME (committed; its
+# regressions in tests/fuzz/regress/NAME seed it too); what a run discovers
+# goes to build/fuzz/corpus/NAME, crashes to
 # build/fuzz/crashes/NAME. A crash, once fixed, goes to tests/fuzz/regress/NAME
 # (see tests/fuzz/regress/README).
 #
@@ -49,18 +50,10 @@ FUZZ_SRCS_virtqueue := drivers/virtio/virtqueue.c
 # coverage for make fuzz, with gcc for the replay. The socket layer's POSIX
 # names are renamed uk_* on the host as in its unit test (rename.h).
 
-# Bugs found in code the harness may not change, steered around until they
-# are fixed (tests/fuzz/netrx/known_bugs.c says what each is). Once one is
-# fixed, empty its switch: the replay of its reproducer then guards the fix.
-NETRX_BUG_CLOSE_UAF    := -Dtcp_close=netrx_tcp_close
-NETRX_BUG_SEQ_HALF     := -DNETRX_BUG_SEQ_HALF
-NETRX_BUG_WRITE_SPIN   := -DNETRX_BUG_WRITE_SPIN
-NETRX_BUG_TIMEWAIT_UAF := -DNETRX_BUG_TIMEWAIT_UAF
-
-NETRX_INCLUDES := $(NETRX_BUG_SEQ_HALF) -include tests/unit/socket/rename.h -Itests/fuzz/netrx \
-                  -Inet/include -Ikernel/include -Inet -I$(LWIP_DIR)/src/include
-NETRX_LWIP_CONFIG := tests/fuzz/netrx/lwipopts.h tests/fuzz/netrx/lwip_hooks.h net/lwipopts.h \
-                     net/arch/cc.h net/lwip_hooks.h tests/unit/socket/rename.h
+NETRX_INCLUDES := -include tests/unit/socket/rename.h -Itests/fuzz/netrx -Inet/include -Ikernel/include \
+                  -Inet -I$(LWIP_DIR)/src/include
+NETRX_LWIP_CONFIG := tests/fuzz/netrx/lwipopts.h net/lwipopts.h net/arch/cc.h net/lwip_hooks.h \
+                     tests/unit/socket/rename.h
 FUZZ_LWIP_LIB   := $(BUILD)/fuzz/lwip/liblwip.a
 REPLAY_LWIP_LIB := $(BUILD)/tests/fuzz/lwip/liblwip.a
 
@@ -78,12 +71,11 @@ $(REPLAY_LWIP_LIB): $(LWIP_SRCS:%.c=$(BUILD)/tests/fuzz/lwip/%.o)
 	rm -f $@
 	ar rcs $@ $^
 
-FUZZ_SRCS_netrx := tests/fuzz/netrx/host.c tests/fuzz/netrx/device.c tests/fuzz/netrx/known_bugs.c \
+FUZZ_SRCS_netrx := tests/fuzz/netrx/host.c tests/fuzz/netrx/device.c \
                    drivers/virtio/virtio_net.c drivers/virtio/virtqueue.c \
                    net/net.c net/netif.c net/stats.c net/socket.c net/udp.c net/inet.c net/tcp_hooks.c \
                    kernel/fd.c kernel/poll.c kernel/executor.c
-FUZZ_CFLAGS_netrx := $(NETRX_INCLUDES) $(NETRX_BUG_CLOSE_UAF) $(NETRX_BUG_WRITE_SPIN) \
-                     $(NETRX_BUG_TIMEWAIT_UAF)
+FUZZ_CFLAGS_netrx := $(NETRX_INCLUDES)
 FUZZ_LIBS_netrx   := $(FUZZ_LWIP_LIB)
 REPLAY_LIBS_netrx := $(REPLAY_LWIP_LIB)
 FUZZ_DEPS_netrx   := $(NETRX_LWIP_CONFIG) $(wildcard tests/fuzz/netrx/*.h drivers/virtio/*.h net/*.h \
@@ -130,7 +122,7 @@ fuzz: fuzz-build
 		echo "== fuzz_$$t for $(FUZZ_SECS) s"; \
 		$(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECS) -print_final_stats=1 \
 			-artifact_prefix=$(BUILD)/fuzz/crashes/$$t/ \
-			$(BUILD)/fuzz/corpus/$$t tests/fuzz/corpus/$$t 2>&1 | \
+			$(BUILD)/fuzz/corpus/$$t tests/fuzz/corpus/$$t $$(ls -d tests/fuzz/regress/$$t 2>/dev/null) 2>&1 | \
 			grep -E '^(stat::number_of_executed_units|stat::new_units_added|==[0-9]+==ERROR|SUMMARY|netrx:|panic:)' ; \
 		test -z "$$(ls -A $(BUILD)/fuzz/crashes/$$t)" || { echo "fuzz_$$t: crash in $(BUILD)/fuzz/crashes/$$t"; exit 1; }; \
 	done

@@ -7,9 +7,7 @@
  * shuts down and closes what arrives, and connects out when told to. The
  * driver is the guest's own, unchanged, over a simulated device
  * (netrx/device.c); the kernel is host stand-ins (netrx/host.c). The
- * interface is 10.0.0.2/24 with MAC 52:54:00:12:34:56. Bugs found in code
- * this harness may not change are steered around until they are fixed
- * (netrx/known_bugs.c).
+ * interface is 10.0.0.2/24 with MAC 52:54:00:12:34:56.
  *
  * Input: one configuration byte, then records of
  *     ctl (1 byte) | len (2 bytes, little-endian) | bytes
@@ -153,27 +151,11 @@ static const char *off_baseline(void)
  * and the egress pass until nothing more happens at this instant. */
 static void pump(void)
 {
-	uint64_t failed_writes = net_socket_counters.tcp_write_no_memory;
 	for (int turns = 0;; turns++) {
 		if (!(app.cfg & CFG_LAZY_TX))
 			dev_tx_complete();
-#ifdef NETRX_BUG_TIMEWAIT_UAF
-		/* Known bug 4 (netrx/known_bugs.c): a TIME_WAIT pcb that a socket
-		 * still points to does not expire. */
-		for (struct tcp_pcb *pcb = tcp_tw_pcbs; pcb; pcb = pcb->next)
-			if (pcb->callback_arg)
-				pcb->tmr = tcp_ticks;
-#endif
 		if (!executor_poll())
 			break;
-#ifdef NETRX_BUG_WRITE_SPIN
-		/* Known bug 3 (netrx/known_bugs.c): a tcp_write that fails the same
-		 * way at every turn; the guest would spin here. */
-		if (turns >= 100 && net_socket_counters.tcp_write_no_memory - failed_writes > (uint64_t)turns)
-			break;
-#else
-		(void)failed_writes;
-#endif
 		if (turns == 10000) {
 			host_verbose = true;
 			net_socket_stats_print();

@@ -20,15 +20,4 @@
 #define MEM_LIBC_MALLOC 1
 #define MEMP_MEM_MALLOC 1
 
-#ifdef NETRX_BUG_SEQ_HALF
-/* Known bug 2 (tests/fuzz/netrx/known_bugs.c): segments that would trip an
- * assertion in lwIP's tcp_receive stop in a hook of the harness's, which
- * hands everything else to the guest's own. */
-#undef LWIP_HOOK_FILENAME
-#define LWIP_HOOK_FILENAME "tests/fuzz/netrx/lwip_hooks.h"
-#undef LWIP_HOOK_TCP_INPACKET_PCB
-#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
-	netrx_tcp_inpacket((pcb), (hdr), (optlen), (opt1len), (opt2), (p))
-#endif
-
 #endif
