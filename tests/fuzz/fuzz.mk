@@ -8,9 +8,8 @@
 #
 # Each harness keeps its seed corpus in tests/fuzz/corpus/NAME (committed; its
 # regressions in tests/fuzz/regress/NAME seed it too); what a run discovers
-# goes to build/fuzz/corpus/NAME, crashes to
-# build/fuzz/crashes/NAME. A crash, once fixed, goes to tests/fuzz/regress/NAME
-# (see tests/fuzz/regress/README).
+# goes to build/fuzz/corpus/NAME, crashes to build/fuzz/crashes/NAME. A crash,
+# once fixed, goes to tests/fuzz/regress/NAME (see tests/fuzz/regress/README).
 #
 # A harness is tests/fuzz/fuzz_NAME.c, listed in FUZZ_TARGETS with
 #   FUZZ_SRCS_NAME   := the project sources it feeds
@@ -50,8 +49,8 @@ FUZZ_SRCS_virtqueue := drivers/virtio/virtqueue.c
 # coverage for make fuzz, with gcc for the replay. The socket layer's POSIX
 # names are renamed uk_* on the host as in its unit test (rename.h).
 
-NETRX_INCLUDES := -include tests/unit/socket/rename.h -Itests/fuzz/netrx -Inet/include -Ikernel/include \
-                  -Inet -I$(LWIP_DIR)/src/include
+NETRX_INCLUDES := -include tests/unit/socket/rename.h -Itests/fuzz/netrx -Inet/include \
+                  -Ikernel/include -Inet -I$(LWIP_DIR)/src/include
 NETRX_LWIP_CONFIG := tests/fuzz/netrx/lwipopts.h net/lwipopts.h net/arch/cc.h net/lwip_hooks.h \
                      tests/unit/socket/rename.h
 FUZZ_LWIP_LIB   := $(BUILD)/fuzz/lwip/liblwip.a

@@ -38,7 +38,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -469,20 +468,17 @@ static void act(enum action a)
 /* ---- start and end of an input -------------------------------------------------------- */
 
 /* One period of the ISN's 4 us clock (2^32 ticks): every input starts at a
- * multiple of it, so our ISNs are the same in every input. */
+ * multiple of it, so our ISNs are the same in every input. 250 periods make
+ * exactly 2^32 ms, one turn of lwIP's 32-bit millisecond clock: after 250
+ * inputs the start goes back to the first, which neither lwIP nor the ISN
+ * can tell from time going on (and the 64-bit clock never wraps). */
 #define ISN_PERIOD_NS ((1ULL << 32) * 4000)
-#define MAX_ALIGNED_INPUTS 1000000 /* before the 64-bit clock would wrap */
+#define PERIODS_PER_TURN 250
 
 static void start_clock(void)
 {
 	static uint64_t inputs;
-	if (++inputs < MAX_ALIGNED_INPUTS) {
-		fake_now_ns = (fake_now_ns / ISN_PERIOD_NS + 1) * ISN_PERIOD_NS;
-	} else {
-		if (inputs == MAX_ALIGNED_INPUTS)
-			fprintf(stderr, "fuzz_netrx: clock alignment used up; ISNs vary from here on\n");
-		fake_now_ns += NSEC_PER_SEC;
-	}
+	fake_now_ns = (1 + inputs++ % PERIODS_PER_TURN) * ISN_PERIOD_NS;
 	/* Overdue cyclic timers run now and restart from here: the same phase
 	 * in every input. */
 	pump();
