@@ -28,7 +28,11 @@
 #define VNET_HDR_LEN 12
 #define ETH_HLEN     14
 #define ETH_MAX      1514
-#define QUEUE_SIZE   256 /* what QEMU offers */
+#define RX_QUEUE     256 /* what QEMU offers */
+/* Smaller than QEMU's 256 (a device may offer any power of two), so that
+ * one burst of output fills it: the driver's ring-full and netif.c's
+ * reclaim-and-retry paths get their turn. */
+#define TX_QUEUE     16
 
 /* Feature bits (virtio spec 5.1.3). */
 #define F_MAC       (1ULL << 5)
@@ -100,7 +104,7 @@ int virtio_pci_negotiate(struct virtio_pci *vp, uint64_t wanted, uint64_t requir
 uint16_t virtio_pci_queue_size(struct virtio_pci *vp, uint16_t q)
 {
 	(void)vp;
-	return q < 2 ? QUEUE_SIZE : 0;
+	return q == 0 ? RX_QUEUE : q == 1 ? TX_QUEUE : 0;
 }
 
 int virtio_pci_queue_enable(struct virtio_pci *vp, struct virtqueue *vq, uint16_t msix)
