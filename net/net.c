@@ -55,8 +55,10 @@ uint64_t net_next_deadline_ns(void)
 	u32_t wait_ms = sys_timeouts_sleeptime();
 	if (wait_ms == SYS_TIMEOUTS_SLEEPTIME_INFINITE)
 		return UINT64_MAX;
-	/* lwIP's timer is due once sys_now() reaches now + wait_ms. */
-	return ((uint64_t)sys_now() + wait_ms) * 1000000;
+	/* lwIP's timer is due once its clock, sys_now(), reaches now + wait_ms.
+	 * sys_now() is the same milliseconds in 32 bits: it wraps after 49.7
+	 * days, and a deadline built from it would then lie in the past. */
+	return (clock_ns() / 1000000 + wait_ms) * 1000000;
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)

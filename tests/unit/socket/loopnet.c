@@ -178,7 +178,7 @@ uint64_t net_next_deadline_ns(void)
 	u32_t wait_ms = sys_timeouts_sleeptime();
 	if (wait_ms == SYS_TIMEOUTS_SLEEPTIME_INFINITE)
 		return UINT64_MAX;
-	return ((uint64_t)sys_now() + wait_ms) * 1000000;
+	return (clock_ns() / 1000000 + wait_ms) * 1000000;
 }
 
 /* ---- driving it from the tests ---------------------------------------------------- */
