@@ -25,7 +25,6 @@ struct net_counters {
 	uint64_t tx_drop_no_pbuf;          /* no pbuf to flatten a long chain into */
 	uint64_t tx_drop_invalid;          /* driver refused the frame (-EINVAL) */
 	uint64_t tx_flattened;             /* chains copied into one pbuf (> VNET_MAX_SEGS) */
-	uint64_t tx_retry_after_reclaim;   /* ring full, then accepted after a reclaim */
 	uint64_t tcp_timewait_recycled;    /* TIME_WAIT pcbs ended by a new SYN */
 	uint64_t tcp_synrcvd_evicted;      /* half-open pcbs ended for a new SYN (pool full) */
 	uint64_t tcp_insane_offset;        /* segments dropped before lwIP's "insane offset" assert */

@@ -72,14 +72,7 @@ static err_t link_output(struct netif *netif, struct pbuf *p)
 
 	struct vnet_seg seg[VNET_MAX_SEGS];
 	int nseg = frame_segments(frame, seg);
-	int rc = vnet_tx(seg, nseg, frame);
-	if (rc == -ENOBUFS) {
-		/* The ring may be full only of frames already sent. */
-		vnet_tx_reclaim();
-		rc = vnet_tx(seg, nseg, frame);
-		if (rc == 0)
-			net_counters.tx_retry_after_reclaim++;
-	}
+	int rc = vnet_tx(seg, nseg, frame); /* it reclaims sent frames before saying the ring is full */
 	if (rc != 0) {
 		pbuf_free(frame);
 		LINK_STATS_INC(link.drop);

@@ -35,6 +35,7 @@ struct vnet_stats {
 	uint64_t tx_drop_bad_used;      /* tx used entries out of range */
 	uint64_t tx_ring_full;          /* vnet_tx refused: no descriptors */
 	uint64_t tx_too_many_segs;      /* vnet_tx refused: more pieces than fit */
+	uint64_t tx_bad_len;            /* vnet_tx refused: longer than a frame, or shorter than its header */
 	uint64_t rx_refills, rx_kicks, tx_kicks, kicks_suppressed;
 	uint64_t rx_interrupts, tx_interrupts, config_interrupts;
 	uint64_t tx_watchdog_kicks;     /* notifies sent because the tx ring stood still */

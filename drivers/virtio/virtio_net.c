@@ -63,6 +63,7 @@ static struct {
 	vnet_tx_done_fn tx_done;      /* told when a frame's pieces are free */
 	uint16_t tx_seen_used;        /* device's tx used index at the last look */
 	uint64_t tx_seen_at;          /* when it was last seen to move; 0: idle */
+	uint16_t rx_skip;             /* further buffers of a dropped multi-buffer frame */
 	struct vnet_stats st;         /* counters */
 } nic;
 
@@ -130,19 +131,18 @@ int vnet_rx(vnet_deliver_fn deliver, void *ctx, int budget)
 	if (!nic.present)
 		return 0;
 	bool merged = nic.vp.features & (1ULL << VIRTIO_NET_F_MRG_RXBUF);
-	int skip = 0; /* further buffers of a dropped multi-buffer frame */
 	while (delivered < budget && vq_get_used(&nic.rx.vq, &cookie, &len)) {
 		uintptr_t slot = (uintptr_t)cookie - 1;
 		const struct virtio_net_hdr *h = (const void *)rx_buf(slot);
-		if (skip) {
-			skip--;
+		if (nic.rx_skip) {
+			nic.rx_skip--; /* the rest of a frame dropped below, maybe in an earlier call */
 		} else if (len == VQ_BAD_LEN) {
-			nic.st.rx_drop_bad_used++;
+			/* counted by the virtqueue (bad_used) */
 		} else if (len < sizeof *h + ETH_HLEN) {
 			nic.st.rx_drop_runt++;
 		} else if (merged && h->num_buffers != 1) {
 			nic.st.rx_drop_merged++;
-			skip = h->num_buffers > 1 ? h->num_buffers - 1 : 0;
+			nic.rx_skip = h->num_buffers > 1 ? h->num_buffers - 1 : 0;
 		} else {
 			deliver(ctx, (const uint8_t *)h + sizeof *h, len - sizeof *h);
 			nic.st.rx_frames++;
@@ -152,7 +152,8 @@ int vnet_rx(vnet_deliver_fn deliver, void *ctx, int budget)
 		rx_post(slot);
 		reposted++;
 	}
-	/* Entries the virtqueue itself rejected (bad ids) never reach us. */
+	/* Entries the virtqueue rejected: bad ids (which never reach us) and
+	 * lengths beyond their buffers (which reach us as VQ_BAD_LEN). */
 	nic.st.rx_drop_bad_used = nic.rx.vq.bad_used;
 	if (reposted)
 		rx_kick();
@@ -234,8 +235,10 @@ int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie)
 		b[i + 1] = (struct vq_buf){ (uint64_t)seg[i].base, (uint32_t)seg[i].len };
 		total += seg[i].len;
 	}
-	if (total > MAX_FRAME || total < ETH_HLEN)
+	if (total > MAX_FRAME || total < ETH_HLEN) {
+		nic.st.tx_bad_len++;
 		return -EINVAL;
+	}
 	if (vq_num_free(&nic.tx.vq) < nseg + 1) {
 		vnet_tx_reclaim();
 		if (vq_num_free(&nic.tx.vq) < nseg + 1) {
@@ -371,10 +374,11 @@ void vnet_stats_print(void)
 	if (!nic.present)
 		return;
 	kprintf("virtio-net: rx %lu frames %lu bytes, tx %lu frames %lu bytes; drops: bad used %lu/%lu, "
-		"runt %lu, merged %lu, ring full %lu, too many segs %lu; kicks rx %lu tx %lu (suppressed %lu); "
+		"runt %lu, merged %lu, ring full %lu, too many segs %lu, bad length %lu; "
+		"kicks rx %lu tx %lu (suppressed %lu); "
 		"irqs rx %lu tx %lu config %lu; tx watchdog kicks %lu; features 0x%lx\n",
 		s->rx_frames, s->rx_bytes, s->tx_frames, s->tx_bytes, s->rx_drop_bad_used, s->tx_drop_bad_used,
-		s->rx_drop_runt, s->rx_drop_merged, s->tx_ring_full, s->tx_too_many_segs, s->rx_kicks,
+		s->rx_drop_runt, s->rx_drop_merged, s->tx_ring_full, s->tx_too_many_segs, s->tx_bad_len, s->rx_kicks,
 		s->tx_kicks, s->kicks_suppressed, s->rx_interrupts, s->tx_interrupts, s->config_interrupts,
 		s->tx_watchdog_kicks, nic.vp.features);
 	/* Where each ring stands: the driver's published and consumed indexes,
