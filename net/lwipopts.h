@@ -101,6 +101,9 @@
  * waits between handshake and accept; lwIP's backlog counter is also a u8_t,
  * too small to express 1024. */
 #define TCP_LISTEN_BACKLOG 0
+/* SO_REUSEADDR does what it does on Linux: a listener can be bound again
+ * while connections from the old one are still on its port. */
+#define SO_REUSE 1
 /* Bound what one peer can park in the out-of-order queue (a hostile or
  * lossy peer could otherwise hold much of the pbuf pool). */
 #define TCP_OOSEQ_MAX_PBUFS 16

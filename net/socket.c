@@ -935,11 +935,15 @@ int listen(int fd, int backlog)
 	if (!s->pending)
 		return fail(ENOMEM);
 	tcp_err(s->pcb, NULL);
-	struct tcp_pcb *lpcb = tcp_listen_with_backlog(s->pcb, 255);
+	err_t err;
+	struct tcp_pcb *lpcb = tcp_listen_with_backlog_and_err(s->pcb, 255, &err);
 	if (!lpcb) {
+		/* The bound pcb is still ours. ERR_USE: with SO_REUSEADDR, bind let
+		 * a second socket have the port, but only one may listen on it. */
+		tcp_err(s->pcb, on_err);
 		free(s->pending);
 		s->pending = NULL;
-		return fail(ENOMEM);
+		return fail(err == ERR_USE ? EADDRINUSE : ENOMEM);
 	}
 	s->pcb = lpcb;
 	s->backlog = backlog;

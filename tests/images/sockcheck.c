@@ -176,6 +176,17 @@ int main(int argc, char **argv)
 	close(lfd);
 	lfd = listener(7000);
 	check(lfd >= 0, "a closed listener's port can be bound again");
+	int l1 = socket(AF_INET, SOCK_STREAM, 0), l2 = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in p7001 = { .sin_family = AF_INET, .sin_port = htons(7001) };
+	setsockopt(l1, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	setsockopt(l2, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	r = bind(l1, (struct sockaddr *)&p7001, sizeof p7001) == 0 ? listen(l1, 4) : -1;
+	check(r == 0, "SO_REUSEADDR, bind, listen");
+	/* Linux refuses at bind; lwIP lets the bind pass and refuses the listen. */
+	r = bind(l2, (struct sockaddr *)&p7001, sizeof p7001) == 0 ? listen(l2, 4) : -1;
+	check(r < 0 && errno == EADDRINUSE, "a second listener on a port, both SO_REUSEADDR: EADDRINUSE");
+	close(l1);
+	close(l2);
 	udp_checks();
 	if (echo)
 		udp_echo(echo);
