@@ -25,7 +25,7 @@ UNIT_SRCS_virtqueue := drivers/virtio/virtqueue.c
 # The layer's POSIX names are renamed uk_* on the host (socket/rename.h).
 include tests/unit/socket/lwip.mk
 SOCKET_TEST_SRCS := tests/unit/socket/probe.c tests/unit/socket/host.c tests/unit/socket/loopnet.c \
-                    tests/unit/socket/pairs.c \
+                    tests/unit/socket/pairs.c tests/unit/socket/fdcalls.c \
                     net/inet.c net/udp.c net/tcp_hooks.c kernel/fd.c kernel/poll.c kernel/executor.c
 SOCKET_TEST_DEPS := net/socket.c $(wildcard tests/unit/socket/*.h net/*.h kernel/*.h kernel/include/*.h \
                     kernel/include/sys/*.h net/include/*/*.h)

@@ -3,8 +3,8 @@
  * fake clock that only the harness moves, the kernel options that give the
  * interface a static address, a quiet console, panic (a crash the fuzzer
  * reports), the executor's timer, park and counter hooks, lwIP's sys_now and
- * repeatable random numbers, and read/write/close over the descriptor table
- * (the guest's syscalls.c). Like tests/unit/socket/host.c, without cmocka:
+ * repeatable random numbers (read/write/close come from
+ * tests/unit/socket/fdcalls.c). Like tests/unit/socket/host.c, without cmocka:
  * a failure here must be a crash libFuzzer sees.
  */
 #include <errno.h>
@@ -128,43 +128,4 @@ void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
 	(void)wake_flag;
 	harness_fail("cpu_park(%llu): a call on a non-blocking socket waited",
 		     (unsigned long long)deadline_ns);
-}
-
-/* ---- read/write/close over the descriptor table (the guest's syscalls.c) ---- */
-
-static ssize_t fail_errno(long r)
-{
-	errno = (int)-r;
-	return -1;
-}
-
-ssize_t read(int fd, void *buf, size_t len)
-{
-	const struct file_ops *ops;
-	void *obj;
-	if (fd_lookup(fd, &ops, &obj) < 0)
-		return fail_errno(-EBADF);
-	long n = ops->read ? ops->read(obj, buf, len) : -EINVAL;
-	return n < 0 ? fail_errno(n) : n;
-}
-
-ssize_t write(int fd, const void *buf, size_t len)
-{
-	const struct file_ops *ops;
-	void *obj;
-	if (fd_lookup(fd, &ops, &obj) < 0)
-		return fail_errno(-EBADF);
-	long n = ops->write ? ops->write(obj, buf, len) : -EINVAL;
-	return n < 0 ? fail_errno(n) : n;
-}
-
-int close(int fd)
-{
-	const struct file_ops *ops;
-	void *obj;
-	if (fd_lookup(fd, &ops, &obj) < 0)
-		return (int)fail_errno(-EBADF);
-	int r = ops->close ? ops->close(obj) : 0;
-	fd_release(fd);
-	return r < 0 ? (int)fail_errno(r) : 0;
 }

@@ -3,8 +3,8 @@
  * host stand-ins: a fake clock that only the test and cpu_park() move, kernel
  * options, the console, panic (a test failure), the executor's timer, park
  * and counter-report hooks, the virtio-net interrupt switch, lwIP's sys_now
- * and random numbers, and read/write/close over the descriptor table (the
- * guest's syscalls.c).
+ * and random numbers (read/write/close over the descriptor table are in
+ * fdcalls.c, which the netrx fuzzer shares).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -118,43 +118,4 @@ void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
 bool vnet_rx_irq_enable(bool on)
 {
 	return on && loopnet_queued() > 0;
-}
-
-/* ---- read/write/close over the descriptor table (the guest's syscalls.c) ---- */
-
-static ssize_t fail_errno(long r)
-{
-	errno = (int)-r;
-	return -1;
-}
-
-ssize_t read(int fd, void *buf, size_t len)
-{
-	const struct file_ops *ops;
-	void *obj;
-	if (fd_lookup(fd, &ops, &obj) < 0)
-		return fail_errno(-EBADF);
-	long n = ops->read ? ops->read(obj, buf, len) : -EINVAL;
-	return n < 0 ? fail_errno(n) : n;
-}
-
-ssize_t write(int fd, const void *buf, size_t len)
-{
-	const struct file_ops *ops;
-	void *obj;
-	if (fd_lookup(fd, &ops, &obj) < 0)
-		return fail_errno(-EBADF);
-	long n = ops->write ? ops->write(obj, buf, len) : -EINVAL;
-	return n < 0 ? fail_errno(n) : n;
-}
-
-int close(int fd)
-{
-	const struct file_ops *ops;
-	void *obj;
-	if (fd_lookup(fd, &ops, &obj) < 0)
-		return (int)fail_errno(-EBADF);
-	int r = ops->close ? ops->close(obj) : 0;
-	fd_release(fd);
-	return r < 0 ? (int)fail_errno(r) : 0;
 }
