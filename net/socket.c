@@ -382,21 +382,17 @@ static void egress_one(struct sock *s)
 		queued = true;
 	}
 	if (!s->tx_len && s->fin_wanted && !s->fin_sent && s->closed_by_app) {
-		/* tcp_close() may free the pcb before it returns (it resets a
-		 * connection whose receive window is not whole), so what is queued
-		 * goes first and the pcb is ours no more when it is called. */
-		if (queued)
-			tcp_output(pcb);
+		/* tcp_close() puts the FIN on the last data segment and sends both.
+		 * It may also free the pcb before it returns (it resets a connection
+		 * whose receive window is not whole): the pcb is not ours then. */
 		detach_pcb(s);
-		if (tcp_close(pcb) != ERR_OK) {
-			setup_conn_pcb(s, pcb); /* no memory for the FIN now: again next poll */
-			mark_egress(s);
+		if (tcp_close(pcb) == ERR_OK) {
+			sock_free(s); /* lwIP ends the pcb after the FIN */
 			return;
 		}
-		sock_free(s); /* lwIP ends the pcb after the FIN */
-		return;
-	}
-	if (!s->tx_len && s->fin_wanted && !s->fin_sent) {
+		setup_conn_pcb(s, pcb); /* no memory for the FIN now: again next poll */
+		mark_egress(s);
+	} else if (!s->tx_len && s->fin_wanted && !s->fin_sent) {
 		if (tcp_shutdown(pcb, 0, 1) != ERR_OK)
 			mark_egress(s); /* no memory for the FIN now: again next poll */
 		else
