@@ -19,10 +19,10 @@ u32_t net_tcp_isn(const struct ip4_addr *local_ip, u16_t local_port,
 		  const struct ip4_addr *remote_ip, u16_t remote_port);
 
 /* Sees each TCP segment before the pcb it matched does (header fields already
- * in host order). Drops a new connection's SYN that matched a TIME_WAIT pcb
- * and marks that pcb for recycling; see net_tcp_recycle_timewait(). Drops a
- * SYN for a listener when the pcb pool is full of half-open connections; see
- * net_tcp_evict_synrcvd(). */
+ * in host order). Drops a segment lwIP would assert on. Drops a new
+ * connection's SYN that matched a TIME_WAIT pcb, or that found the pcb pool
+ * full of half-open connections, and marks the pcb to end for it; see
+ * net_tcp_make_room(). */
 err_t net_tcp_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen,
 		       u16_t opt1len, u8_t *opt2, struct pbuf *p);
 

@@ -39,12 +39,11 @@ int8_t net_netif_init(struct netif *netif);               /* netif_add's init_fn
 void net_netif_deliver(void *ctx, const void *frame, size_t len); /* vnet_rx callback; ctx = netif */
 void net_netif_tx_done(void *cookie);                     /* vnet tx-done callback; cookie = pbuf */
 
-/* tcp_hooks.c: ends the TIME_WAIT pcb that the last input SYN asked to
- * replace; true when it did (then feed that frame in again). */
-bool net_tcp_recycle_timewait(void);
-/* tcp_hooks.c: ends the oldest half-open connection when the last input SYN
- * found the pcb pool full; true when it did (then feed that frame in again). */
-bool net_tcp_evict_synrcvd(void);
+/* tcp_hooks.c: after each frame's input, ends the pcb the frame's SYN was
+ * dropped to make room for (a TIME_WAIT pcb on its port, or the oldest
+ * half-open connection when the pool is full); true when it did: then feed
+ * the frame in again. */
+bool net_tcp_make_room(void);
 
 /* stats.c: print the counters, the driver's and lwIP's statistics. */
 void net_stats_print(void);

@@ -126,10 +126,9 @@ void net_netif_deliver(void *ctx, const void *frame, size_t len)
 	net_counters.rx_frames++;
 	net_counters.rx_bytes += len;
 	LINK_STATS_INC(link.recv);
-	if (input_frame(netif, frame, len) && (net_tcp_recycle_timewait() || net_tcp_evict_synrcvd())) {
-		/* The frame was a SYN the TCP hooks dropped to make room (a port in
-		 * TIME_WAIT recycled, or the oldest half-open connection ended):
-		 * the listener gets the same SYN again. */
+	if (input_frame(netif, frame, len) && net_tcp_make_room()) {
+		/* The frame was a SYN the TCP hook dropped until a pcb was ended
+		 * to make room for it: the listener gets the same SYN again. */
 		input_frame(netif, frame, len);
 	}
 }

@@ -8,15 +8,15 @@
  *    TIME_WAIT period stalls. Like Linux, we accept such a SYN when its
  *    sequence number lies beyond everything the old connection received: the
  *    hook drops the SYN and remembers the pcb; the netif input path then ends
- *    that pcb (net_tcp_recycle_timewait) and feeds the frame in again, and the
+ *    that pcb (net_tcp_make_room) and feeds the frame in again, and the
  *    listener accepts it.
  *  - SYN_RCVD eviction: lwIP keeps a half-open connection for 20 s and, when
  *    its pcb pool is full, drops every new SYN; a flood of SYNs from addresses
  *    that never answer would lock out real clients for that long. When a SYN
  *    reaches a listener and the pool is full (no TIME_WAIT pcb lwIP could
- *    take instead), the hook drops it and the input path ends the oldest
- *    half-open connection that has waited at least 4 s
- *    (net_tcp_evict_synrcvd), then feeds the SYN again.
+ *    take instead), the hook drops it and remembers the oldest half-open
+ *    connection that has waited at least 4 s; the same path as above ends
+ *    it and feeds the SYN again.
  *  - A guard for an assertion in lwIP's receive path that any peer can
  *    trigger with one crafted segment (insane_offset below).
  */
@@ -64,10 +64,13 @@ u32_t net_tcp_isn(const struct ip4_addr *local_ip, u16_t local_port,
 
 /* ---- TIME_WAIT recycling --------------------------------------------------- */
 
-/* The TIME_WAIT pcb a just-dropped SYN wants to replace; NULL when none. */
-static struct tcp_pcb *timewait_to_recycle;
-/* A just-dropped SYN for a listener wants a half-open connection's pcb. */
-static bool synrcvd_evict_wanted;
+/* The pcb a just-dropped SYN wants ended to make room for itself (a TIME_WAIT
+ * pcb on its port, or the oldest half-open connection), and the counter that
+ * says which; NULL when none. The hook may not change pcb lists, so it only
+ * sets these; net_tcp_make_room() acts on them right after the same frame's
+ * input, before anything else can free the pcb. */
+static struct tcp_pcb *pcb_to_end;
+static uint64_t *pcb_to_end_counter;
 
 static bool tcp_pcb_pool_full(void)
 {
@@ -128,9 +131,13 @@ err_t net_tcp_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen,
 	u8_t flags = TCPH_FLAGS(hdr) & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN);
 	if (pcb->state == LISTEN) {
 		/* lwIP takes a TIME_WAIT pcb by itself when the pool is full. */
-		if (flags != TCP_SYN || !tcp_pcb_pool_full() || tcp_tw_pcbs || !oldest_synrcvd())
+		if (flags != TCP_SYN || !tcp_pcb_pool_full() || tcp_tw_pcbs)
 			return ERR_OK;
-		synrcvd_evict_wanted = true;
+		struct tcp_pcb *victim = oldest_synrcvd();
+		if (!victim)
+			return ERR_OK; /* lwIP drops the SYN: the client tries again */
+		pcb_to_end = victim;
+		pcb_to_end_counter = &net_counters.tcp_synrcvd_evicted;
 		return ERR_ABRT;
 	}
 	if (pcb->state != TIME_WAIT)
@@ -138,38 +145,21 @@ err_t net_tcp_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen,
 	/* tcp_input has already turned hdr->seqno into host order. */
 	if (flags != TCP_SYN || !TCP_SEQ_GT(hdr->seqno, pcb->rcv_nxt))
 		return ERR_OK; /* lwIP's own TIME_WAIT handling */
-	/* The hook may not change pcb lists, so only remember the pcb here. */
-	timewait_to_recycle = pcb;
+	pcb_to_end = pcb;
+	pcb_to_end_counter = &net_counters.tcp_timewait_recycled;
 	return ERR_ABRT; /* drop this copy of the SYN */
 }
 
-bool net_tcp_recycle_timewait(void)
+bool net_tcp_make_room(void)
 {
-	struct tcp_pcb *victim = timewait_to_recycle;
+	struct tcp_pcb *victim = pcb_to_end;
 	if (!victim)
 		return false;
-	timewait_to_recycle = NULL;
-	/* It must still be in TIME_WAIT (nothing between the hook and here can
-	 * free it, but a stale pointer would be fatal, and the list is short). */
-	for (struct tcp_pcb *pcb = tcp_tw_pcbs; pcb; pcb = pcb->next) {
-		if (pcb == victim) {
-			tcp_abort(victim); /* TIME_WAIT: unlinked and freed, no RST */
-			net_counters.tcp_timewait_recycled++;
-			return true;
-		}
-	}
-	return false;
-}
-
-bool net_tcp_evict_synrcvd(void)
-{
-	if (!synrcvd_evict_wanted)
-		return false;
-	synrcvd_evict_wanted = false;
-	struct tcp_pcb *victim = oldest_synrcvd();
-	if (!victim)
-		return false;
-	tcp_abort(victim); /* a RST to a peer that may not exist; the pcb is free */
-	net_counters.tcp_synrcvd_evicted++;
+	pcb_to_end = NULL;
+	KASSERT(victim->state == TIME_WAIT || victim->state == SYN_RCVD);
+	/* TIME_WAIT: unlinked and freed, no RST. SYN_RCVD: a RST to a peer
+	 * that may not exist, and the pcb is free. */
+	tcp_abort(victim);
+	(*pcb_to_end_counter)++;
 	return true;
 }

@@ -155,9 +155,9 @@ bool net_poll(void)
 		if (!wire_head)
 			wire_tail = &wire_head;
 		wire_len--;
-		/* As the guest's netif does: a SYN that ended a TIME_WAIT pcb
-		 * goes in a second time, to the listener. */
-		if (input_frame(f) && net_tcp_recycle_timewait())
+		/* As the guest's netif does: a SYN that ended a pcb to make
+		 * room goes in a second time, to the listener. */
+		if (input_frame(f) && net_tcp_make_room())
 			input_frame(f);
 		free(f);
 	}
