@@ -12,9 +12,11 @@ command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or 
 uk_tap_start "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s -t 3"
 wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
 
-"${NET_EXEC[@]}" python3 - "$NETNS_GUEST_IP" <<'PY' || { tr -d '\r' <"$UK_TMP/console"; fail "rude-peer check failed"; }
+"${NET_EXEC[@]}" python3 - "$NETNS_GUEST_IP" "$ROOT/tests/integration" <<'PY' || { tr -d '\r' <"$UK_TMP/console"; fail "rude-peer check failed"; }
 import socket, struct, subprocess, sys, time
 host = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from flood import tcp_packet
 req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
 
 def served():
@@ -58,13 +60,6 @@ print("20 clients that sent and vanished: still serving")
 # server expects: lwIP's receive path took it for an overlap and asserted (a
 # panic of the guest); now it is dropped and counted. Our SYN, seen on the
 # tap, gives the sequence number.
-def checksum(data):
-    data += b"\0" * (len(data) % 2)
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
 sniff = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))  # all: ours too
 sniff.bind(("tap0", 0))
 sniff.settimeout(5)
@@ -81,12 +76,8 @@ while True:
         break
 src, dst = socket.inet_aton(c.getsockname()[0]), socket.inet_aton(host)
 bad_seq = (seq + 1 - 2**31) % 2**32
-seg = struct.pack("!HHIIBBHHH", lport, 80, bad_seq, 0, 5 << 4, 0x18, 1024, 0, 0) + b"x"
-pseudo = src + dst + struct.pack("!BBH", 0, socket.IPPROTO_TCP, len(seg))
-seg = seg[:16] + struct.pack("!H", checksum(pseudo + seg)) + seg[18:]
-hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(seg), 1, 0, 64, socket.IPPROTO_TCP, 0, src, dst)
-hdr = hdr[:10] + struct.pack("!H", checksum(hdr)) + hdr[12:]
-socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW).sendto(hdr + seg, (host, 0))
+packet = tcp_packet(src, dst, lport, 80, bad_seq, 0x18, b"x")  # PSH|ACK, one byte
+socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW).sendto(packet, (host, 0))
 time.sleep(0.5)
 c.sendall(req)
 assert c.recv(4096).startswith(b"HTTP/1.1 200 OK"), "no answer after the hostile segment"

@@ -15,7 +15,8 @@
                                   random ports and sequence numbers; prints
                                   "syn: sent N in S s".
 
-Only addresses inside the test namespace's network are used.
+Only addresses inside the test namespace's network are used. Other tests
+import tcp_packet() to build raw segments.
 """
 import errno
 import os
@@ -116,6 +117,17 @@ def checksum(data):
     return ~total & 0xFFFF
 
 
+def tcp_packet(src, dst, sport, dport, seq, flags, payload=b"", ident=0):
+    """An IPv4 packet holding one TCP segment, checksums filled in (src and
+    dst as 4 bytes, flags as the TCP flags byte)."""
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, seq, 0, 5 << 4, flags, 64240, 0, 0) + payload
+    pseudo = src + dst + struct.pack("!BBH", 0, socket.IPPROTO_TCP, len(tcp))
+    tcp = tcp[:16] + struct.pack("!H", checksum(pseudo + tcp)) + tcp[18:]
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), ident & 0xFFFF, 0, 64,
+                     socket.IPPROTO_TCP, 0, src, dst)
+    return ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:] + tcp
+
+
 def syn(host, port, n):
     raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
     dst = socket.inet_aton(host)
@@ -124,16 +136,10 @@ def syn(host, port, n):
     start = time.monotonic()
     for i in range(n):
         src = socket.inet_aton(f"{net}.{100 + i % 100}")
-        sport = rng.randrange(1024, 65536)
-        tcp = struct.pack("!HHIIBBHHH", sport, port, rng.getrandbits(32), 0, 5 << 4, 0x02, 64240, 0, 0)
-        pseudo = src + dst + struct.pack("!BBH", 0, socket.IPPROTO_TCP, len(tcp))
-        tcp = tcp[:16] + struct.pack("!H", checksum(pseudo + tcp)) + tcp[18:]
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), i & 0xFFFF, 0, 64,
-                         socket.IPPROTO_TCP, 0, src, dst)
-        ip = ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:]
+        packet = tcp_packet(src, dst, rng.randrange(1024, 65536), port, rng.getrandbits(32), 0x02, ident=i)
         while True:
             try:
-                raw.sendto(ip + tcp, (host, 0))
+                raw.sendto(packet, (host, 0))
                 break
             except OSError as e:  # the tap's queue is full: wait a moment
                 if e.errno not in (errno.ENOBUFS, errno.EAGAIN):
