@@ -20,14 +20,14 @@ UNIT_SRCS_timerq := kernel/timerq.c
 UNIT_TESTS += virtqueue
 UNIT_SRCS_virtqueue := drivers/virtio/virtqueue.c
 
-# The socket layer (net/socket.c, through probe.c) over real lwIP on an
+# The socket layer ($(NET_SOCKET_SRCS); probe.c looks inside) over real lwIP on an
 # in-memory loopback interface; host stand-ins for the kernel and the driver.
 # The layer's POSIX names are renamed uk_* on the host (socket/rename.h).
 include tests/unit/socket/lwip.mk
 SOCKET_TEST_SRCS := tests/unit/socket/probe.c tests/unit/socket/host.c tests/unit/socket/loopnet.c \
-                    tests/unit/socket/pairs.c tests/unit/socket/fdcalls.c \
+                    tests/unit/socket/pairs.c tests/unit/socket/fdcalls.c $(NET_SOCKET_SRCS) \
                     net/inet.c net/udp.c net/tcp_hooks.c kernel/fd.c kernel/poll.c kernel/executor.c
-SOCKET_TEST_DEPS := net/socket.c $(wildcard tests/unit/socket/*.h net/*.h kernel/*.h kernel/include/*.h \
+SOCKET_TEST_DEPS := $(wildcard tests/unit/socket/*.h net/*.h kernel/*.h kernel/include/*.h \
                     kernel/include/sys/*.h net/include/*/*.h)
 
 UNIT_TESTS += socket

@@ -1,10 +1,9 @@
 /*
- * probe.c: net/socket.c compiled into the socket unit test, plus read-only
- * views of its private state (egress list membership, send-buffer fill, the
- * pcb) that the invariant tests check. Including the .c file is the price of
- * looking inside without widening the layer's interface for tests.
+ * probe.c: read-only views of the socket layer's private state (egress list
+ * membership, send-buffer fill, the pcb) that the invariant tests check,
+ * through the layer's own private header (net/sock.h).
  */
-#include "net/socket.c"
+#include "net/sock.h"
 #include "tests/unit/socket/harness.h"
 
 static struct sock *probe_sock(int fd)

@@ -1,0 +1,125 @@
+/*
+ * sock.h: what the files of the TCP socket layer share (not for anything
+ * outside net/sock_*.c and net/socket.c; applications use the POSIX calls).
+ *
+ * The layer, by concern:
+ *   sock_lwip.c    socket objects and lwIP's callbacks: what lwIP tells us
+ *   sock_io.c      the descriptor operations: read, write, writev, close
+ *   sock_egress.c  the egress list and the pass that moves bytes into lwIP
+ *   sock_wait.c    readiness, waiting, and the network as the executor's source
+ *   socket.c       the POSIX socket calls (socket, bind, accept, setsockopt...)
+ *
+ * The hot path of one keep-alive request: a frame arrives -> net_poll() ->
+ * lwIP -> sock_on_recv() queues the pbuf; poll() sees POLLIN (sock_wait.c);
+ * read() copies it out and opens the window; writev() copies head and body
+ * into the send buffer and lists the socket (sock_io.c); the next poll turn
+ * runs sock_egress_pass() -> tcp_write() + tcp_output(): one segment.
+ */
+#ifndef NET_SOCK_H
+#define NET_SOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kernel/kernel.h"
+#include "kernel/switches.h"
+#include "lwip/tcp.h"
+#include "net_internal.h"
+
+#define SNDBUF_DEFAULT (16 * 1024)
+#define SNDBUF_MIN     2048
+#define SNDBUF_MAX     (256 * 1024)
+#define BACKLOG_MAX    SOMAXCONN
+
+enum sock_state {
+	SS_NEW,        /* socket() */
+	SS_LISTENING,  /* listen() */
+	SS_CONNECTING, /* connect() sent a SYN */
+	SS_CONNECTED,  /* data may flow */
+	SS_CLOSED,     /* lwIP freed the pcb (reset, abort, both sides closed) */
+};
+
+struct sock {
+	enum sock_state state;
+	int type;                /* SOCK_STREAM */
+	bool nonblock;           /* O_NONBLOCK */
+	struct tcp_pcb *pcb;     /* NULL once lwIP has freed it */
+	int error;               /* pending error (errno value) for the next call / SO_ERROR */
+	ip_addr_t local_ip;      /* bind() address until the pcb exists */
+	uint16_t local_port;
+	bool reuseaddr, keepalive, nodelay;
+
+	/* Listener: connections lwIP accepted that accept() has not taken. */
+	struct sock **pending;   /* ring of backlog slots; NULL slot = empty */
+	int backlog;             /* its size */
+	int pending_head;        /* oldest */
+	int pending_count;
+	bool accept_ready;       /* raised by on_accept, lowered when empty */
+
+	/* Receive. */
+	struct pbuf *rx;         /* unread data, a pbuf chain */
+	uint16_t rx_off;         /* bytes of the first pbuf already read */
+	size_t rx_len;           /* unread bytes */
+	bool rx_eof;             /* the peer sent FIN */
+
+	/* Send (deferred egress). */
+	uint8_t *tx;             /* ring buffer of tx_cap bytes, allocated at first write */
+	size_t tx_cap, tx_head, tx_len;
+	bool fin_wanted;         /* shutdown(SHUT_WR) or close(): FIN once tx drains */
+	bool fin_sent;
+	bool closed_by_app;      /* close() ran: free once lwIP lets go */
+
+	/* Egress list and the list of all sockets (the naive pass walks it). */
+	struct sock *egress_next;
+	bool on_egress;
+	struct sock *all_next, *all_prev;
+};
+
+/* The layer's global state. */
+struct sock_table {
+	struct sock *egress_head, *egress_tail; /* sockets that may have something to send */
+	struct sock *all;                       /* every socket */
+	bool started;                           /* wait source registered */
+};
+extern struct sock_table sk;
+
+#define CNT net_socket_counters
+
+/* ---- sock_lwip.c: objects and lwIP callbacks ---------------------------------- */
+struct sock *sock_new(int type);           /* NULL when out of memory */
+void sock_free(struct sock *s);            /* off every list, buffers freed */
+void sock_detach_pcb(struct sock *s);      /* our callbacks off the pcb; s->pcb = NULL */
+void sock_setup_conn_pcb(struct sock *s, struct tcp_pcb *pcb); /* a connection's callbacks */
+void sock_on_err(void *arg, err_t err);
+err_t sock_on_accept(void *arg, struct tcp_pcb *newpcb, err_t err);
+err_t sock_on_connected(void *arg, struct tcp_pcb *pcb, err_t err);
+
+/* ---- sock_egress.c: the lists and the egress pass ------------------------------ */
+void sock_mark_egress(struct sock *s);     /* list s (once) */
+void sock_all_insert(struct sock *s);
+void sock_all_remove(struct sock *s);
+void sock_egress_remove(struct sock *s);
+bool sock_egress_pass(void);               /* true when it dispatched a socket */
+
+/* Naive counterpart of "reading is not marking": every access marks. */
+static inline void sock_touched(struct sock *s)
+{
+	if (!SW_READ_NO_MARK)
+		sock_mark_egress(s);
+}
+
+/* ---- sock_wait.c: readiness and waiting ------------------------------------------ */
+bool sock_listener_ready(struct sock *s);
+short sock_poll(void *obj, short events);
+void sock_wait(struct sock *s, short events); /* block until ready for events */
+int sock_net_start(void);                  /* first socket: start the network; 0 or -errno */
+
+/* ---- sock_io.c: the descriptor operations ----------------------------------------- */
+extern const struct file_ops sock_ops;
+struct sock *sock_of(int fd, int *err);    /* NULL with *err = EBADF or ENOTSOCK */
+long sock_read(void *obj, void *buf, size_t len);
+long sock_write(void *obj, const void *buf, size_t len);
+void sock_drop_unread(struct sock *s);     /* free unread data, give the window back */
+int sock_take_error(struct sock *s);       /* the pending error, cleared */
+
+#endif

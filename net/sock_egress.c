@@ -1,0 +1,196 @@
+/*
+ * sock_egress.c: deferred egress. write() only copies into a socket's send
+ * buffer and lists the socket; the egress pass, run when the network is
+ * polled, moves listed sockets' bytes into lwIP and calls tcp_output once per
+ * socket. That keeps lwIP's output calls in one place and lets writev()
+ * leave as one send. Also the list of every socket, which the naive pass
+ * walks instead of the egress list.
+ */
+#include <errno.h>
+#include "sock.h"
+
+struct sock_table sk;
+struct socket_counters net_socket_counters;
+
+/* ---- lists ----------------------------------------------------------------- */
+
+/* Put s on the egress list (once). Anything that can give a socket work calls
+ * this; a stale entry costs one look in the pass, never a lost send. */
+void sock_mark_egress(struct sock *s)
+{
+	if (s->on_egress)
+		return;
+	s->on_egress = true;
+	s->egress_next = NULL;
+	if (sk.egress_tail)
+		sk.egress_tail->egress_next = s;
+	else
+		sk.egress_head = s;
+	sk.egress_tail = s;
+	CNT.egress_marks++;
+}
+
+void sock_all_insert(struct sock *s)
+{
+	s->all_next = sk.all;
+	s->all_prev = NULL;
+	if (sk.all)
+		sk.all->all_prev = s;
+	sk.all = s;
+}
+
+void sock_all_remove(struct sock *s)
+{
+	if (s->all_prev)
+		s->all_prev->all_next = s->all_next;
+	else
+		sk.all = s->all_next;
+	if (s->all_next)
+		s->all_next->all_prev = s->all_prev;
+}
+
+void sock_egress_remove(struct sock *s)
+{
+	if (!s->on_egress)
+		return;
+	struct sock **pp = &sk.egress_head, *prev = NULL;
+	while (*pp && *pp != s) {
+		prev = *pp;
+		pp = &(*pp)->egress_next;
+	}
+	if (*pp)
+		*pp = s->egress_next;
+	if (sk.egress_tail == s)
+		sk.egress_tail = prev;
+	s->on_egress = false;
+}
+
+/* ---- egress ------------------------------------------------------------------ */
+
+/* The most one segment of pcb's carries: what tcp_write cuts pieces into. */
+static size_t segment_size(const struct tcp_pcb *pcb)
+{
+	size_t half_window = pcb->snd_wnd_max / 2;
+	size_t mss = pcb->mss < half_window ? pcb->mss : half_window;
+	return mss ? mss : 1;
+}
+
+/* Move s's bytes into lwIP and send. A socket that cannot go on (window or
+ * memory exhausted) leaves the list; on_sent, or the retry above, lists it
+ * again. */
+static void egress_one(struct sock *s)
+{
+	struct tcp_pcb *pcb = s->pcb;
+	bool queued = false;
+	if (!pcb || s->state == SS_LISTENING || s->state == SS_CONNECTING)
+		return;
+	while (s->tx_len) {
+		size_t room = tcp_sndbuf(pcb);
+		if (room == 0 || tcp_sndqueuelen(pcb) >= TCP_SND_QUEUELEN - 1) {
+			/* Nothing can go before the peer acknowledges: on_sent lists the
+			 * socket again then. Naive: stay listed and be looked at on every
+			 * pass until then. */
+			if (!SW_EGRESS_DEADLINES)
+				sock_mark_egress(s);
+			break;
+		}
+		size_t piece = s->tx_cap - s->tx_head;
+		if (piece > s->tx_len)
+			piece = s->tx_len;
+		if (piece > room)
+			piece = room;
+		if (piece > 0xffff)
+			piece = 0xffff;
+		u8_t more = piece < s->tx_len ? TCP_WRITE_FLAG_MORE : 0;
+		err_t e = tcp_write(pcb, s->tx + s->tx_head, (u16_t)piece, TCP_WRITE_FLAG_COPY | more);
+		/* A peer with a small MSS or window makes lwIP cut small segments,
+		 * and a large piece may need more of them than its queue holds
+		 * (TCP_SND_QUEUELEN): then all of it is refused. Smaller pieces. */
+		while (e == ERR_MEM && piece > segment_size(pcb)) {
+			piece /= 2;
+			more = TCP_WRITE_FLAG_MORE;
+			e = tcp_write(pcb, s->tx + s->tx_head, (u16_t)piece, TCP_WRITE_FLAG_COPY | more);
+		}
+		if (e == ERR_MEM) {
+			/* Out of segments or pbufs. With nothing in flight no on_sent
+			 * will come: stay listed and try again at the next poll. */
+			CNT.tcp_write_no_memory++;
+			if (tcp_sndqueuelen(pcb) == 0)
+				sock_mark_egress(s);
+			break;
+		}
+		if (e != ERR_OK) {
+			s->error = EPIPE;
+			s->tx_len = 0;
+			break;
+		}
+		s->tx_head = (s->tx_head + piece) % s->tx_cap;
+		s->tx_len -= piece;
+		queued = true;
+	}
+	if (!s->tx_len && s->fin_wanted && !s->fin_sent && s->closed_by_app) {
+		/* tcp_close() puts the FIN on the last data segment and sends both.
+		 * It may also free the pcb before it returns (it resets a connection
+		 * whose receive window is not whole): the pcb is not ours then. */
+		sock_detach_pcb(s);
+		if (tcp_close(pcb) == ERR_OK) {
+			sock_free(s); /* lwIP ends the pcb after the FIN */
+			return;
+		}
+		sock_setup_conn_pcb(s, pcb); /* no memory for the FIN now: again next poll */
+		sock_mark_egress(s);
+	} else if (!s->tx_len && s->fin_wanted && !s->fin_sent) {
+		if (tcp_shutdown(pcb, 0, 1) != ERR_OK)
+			sock_mark_egress(s); /* no memory for the FIN now: again next poll */
+		else
+			s->fin_sent = true;
+	}
+	if (queued) {
+		tcp_output(pcb);
+		CNT.outputs++;
+		/* Data left unsent behind unacknowledged data with Nagle on waits for
+		 * the peer's (possibly delayed) ACK: the stall writev-as-one-send and
+		 * TCP_NODELAY avoid. */
+		if (pcb->unsent && pcb->unacked && !tcp_nagle_disabled(pcb))
+			CNT.nagle_holds++;
+	}
+}
+
+/* Visit the listed sockets (or, naively, all of them and every listener's
+ * pending slots) and dispatch the ones with something to send. */
+bool sock_egress_pass(void)
+{
+	bool did = false;
+	CNT.egress_passes++;
+	if (SW_EGRESS_LIST) {
+		struct sock *s = sk.egress_head;
+		sk.egress_head = sk.egress_tail = NULL;
+		while (s) {
+			struct sock *next = s->egress_next;
+			s->on_egress = false;
+			CNT.sockets_visited++;
+			CNT.dispatches++;
+			egress_one(s);
+			did = true;
+			s = next;
+		}
+		return did;
+	}
+	for (struct sock *s = sk.all, *next; s; s = next) {
+		next = s->all_next;
+		CNT.sockets_visited++;
+		s->on_egress = false;
+		if (s->state == SS_LISTENING) {
+			for (int i = 0; i < s->backlog; i++)
+				CNT.sockets_visited++; /* the naive pass looks into every slot */
+			continue;
+		}
+		if (s->tx_len || (s->fin_wanted && !s->fin_sent)) {
+			CNT.dispatches++;
+			egress_one(s);
+			did = true;
+		}
+	}
+	sk.egress_head = sk.egress_tail = NULL;
+	return did;
+}

@@ -1,0 +1,261 @@
+/*
+ * sock_io.c: a TCP socket's descriptor operations: read (copied out of the
+ * pbufs lwIP handed over, the window opened as the app reads), write and
+ * writev (copied into the send buffer, the socket listed, one flush: the
+ * egress pass sends it), close, and the small ones (fstat, flags, ioctl).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include "sock.h"
+
+/* ---- descriptor glue ----------------------------------------------------------- */
+
+struct sock *sock_of(int fd, int *err)
+{
+	const struct file_ops *ops;
+	void *obj;
+	if (fd_lookup(fd, &ops, &obj) < 0) {
+		*err = EBADF;
+		return NULL;
+	}
+	if (ops != &sock_ops) {
+		*err = ENOTSOCK;
+		return NULL;
+	}
+	return obj;
+}
+
+int sock_take_error(struct sock *s)
+{
+	int e = s->error;
+	s->error = 0;
+	return e;
+}
+
+/* ---- data --------------------------------------------------------------------- */
+
+long sock_read(void *obj, void *buf, size_t len)
+{
+	struct sock *s = obj;
+	if (s->state == SS_LISTENING || s->state == SS_NEW)
+		return -ENOTCONN;
+	executor_poll(); /* let what already arrived land */
+	while (!s->rx_len && !s->rx_eof && !s->error && s->state != SS_CLOSED) {
+		if (s->nonblock)
+			return -EAGAIN;
+		sock_wait(s, POLLIN);
+	}
+	sock_touched(s);
+	if (!s->rx_len) {
+		int e = sock_take_error(s); /* a reset is reported once, then end of file */
+		return e ? -e : 0;
+	}
+	size_t n = len < s->rx_len ? len : s->rx_len;
+	size_t got = pbuf_copy_partial(s->rx, buf, (u16_t)(n > 0xffff ? 0xffff : n), s->rx_off);
+	/* Drop the pbufs read completely. */
+	size_t off = s->rx_off + got;
+	while (s->rx && off >= s->rx->len) {
+		struct pbuf *p = s->rx;
+		off -= p->len;
+		s->rx = p->next;
+		if (s->rx)
+			pbuf_ref(s->rx);
+		pbuf_free(p);
+	}
+	s->rx_off = (uint16_t)off;
+	s->rx_len -= got;
+	if (s->pcb)
+		tcp_recved(s->pcb, (u16_t)got); /* the window opens as the app reads */
+	return (long)got;
+}
+
+/* Copy into the send buffer; returns bytes taken. */
+static size_t tx_append(struct sock *s, const uint8_t *data, size_t len)
+{
+	size_t room = s->tx_cap - s->tx_len, n = len < room ? len : room;
+	size_t tail = (s->tx_head + s->tx_len) % s->tx_cap;
+	size_t first = s->tx_cap - tail < n ? s->tx_cap - tail : n;
+	memcpy(s->tx + tail, data, first);
+	memcpy(s->tx, data + first, n - first);
+	s->tx_len += n;
+	return n;
+}
+
+/* Why a socket cannot take data now, as an errno; 0 if it can. */
+static int send_blocker(struct sock *s)
+{
+	if (s->error)
+		return sock_take_error(s) == ECONNRESET ? ECONNRESET : EPIPE;
+	if (s->fin_wanted || s->state == SS_CLOSED)
+		return EPIPE;
+	if (s->state != SS_CONNECTED && s->state != SS_CONNECTING)
+		return ENOTCONN;
+	return 0;
+}
+
+/* The common body of write() and writev(): all pieces into the send buffer,
+ * then one flush. Blocks (blocking sockets) until everything is taken. */
+static long send_pieces(struct sock *s, const struct iovec *iov, int n)
+{
+	int e = send_blocker(s);
+	if (e)
+		return -e;
+	if (!s->tx && !(s->tx = malloc(s->tx_cap)))
+		return -ENOMEM;
+	long total = 0;
+	for (int i = 0; i < n; i++) {
+		const uint8_t *p = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
+		while (left) {
+			size_t took = tx_append(s, p, left);
+			p += took;
+			left -= took;
+			total += (long)took;
+			if (took)
+				sock_mark_egress(s);
+			if (!left)
+				break;
+			/* Buffer full: let egress drain it, then wait for room. */
+			executor_poll();
+			if (s->tx_len < s->tx_cap)
+				continue;
+			if (s->nonblock)
+				return total ? total : -EAGAIN;
+			sock_wait(s, POLLOUT);
+			if ((e = send_blocker(s)))
+				return total ? total : -e;
+		}
+	}
+	executor_poll(); /* the flush: the egress pass sends what we queued */
+	return total;
+}
+
+long sock_write(void *obj, const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+	return send_pieces(obj, &iov, 1);
+}
+
+static long sock_writev(void *obj, const struct iovec *iov, int n)
+{
+	if (SW_WRITEV_ONE_SEND)
+		return send_pieces(obj, iov, n);
+	/* Naive: one send, and one flush, per piece. */
+	long total = 0;
+	for (int i = 0; i < n; i++) {
+		long w = send_pieces(obj, &iov[i], 1);
+		if (w < 0)
+			return total ? total : w;
+		total += w;
+		if ((size_t)w < iov[i].iov_len)
+			break;
+	}
+	return total;
+}
+
+void sock_drop_unread(struct sock *s)
+{
+	if (!s->rx)
+		return;
+	if (s->pcb)
+		tcp_recved(s->pcb, (u16_t)(s->rx_len > 0xffff ? 0xffff : s->rx_len));
+	pbuf_free(s->rx);
+	s->rx = NULL;
+	s->rx_off = 0;
+	s->rx_len = 0;
+}
+
+/* ---- close --------------------------------------------------------------------- */
+
+static int sock_close(void *obj)
+{
+	struct sock *s = obj;
+	if (s->state == SS_LISTENING) {
+		/* Connections nobody accepted are reset, as Linux does. */
+		for (int i = 0; i < s->pending_count; i++) {
+			struct sock *c = s->pending[(s->pending_head + i) % s->backlog];
+			if (c->pcb) {
+				struct tcp_pcb *pcb = c->pcb;
+				sock_detach_pcb(c);
+				tcp_abort(pcb);
+			}
+			sock_free(c);
+		}
+		if (s->pcb) {
+			struct tcp_pcb *pcb = s->pcb;
+			sock_detach_pcb(s);
+			tcp_close(pcb);
+		}
+		sock_free(s);
+		return 0;
+	}
+	/* Unread data is dropped (its window given back, so lwIP's close sends a
+	 * FIN, not a reset); buffered output still goes, then the FIN. */
+	sock_drop_unread(s);
+	/* Never connected, or shutdown(SHUT_WR) already sent the FIN: nothing
+	 * of ours is left to go, lwIP can have the pcb now. */
+	if (!s->pcb || s->state == SS_NEW || s->fin_sent) {
+		if (s->pcb) {
+			struct tcp_pcb *pcb = s->pcb;
+			sock_detach_pcb(s);
+			tcp_close(pcb);
+		}
+		sock_free(s);
+		return 0;
+	}
+	s->closed_by_app = true;
+	s->fin_wanted = true;
+	sock_mark_egress(s);
+	executor_poll();
+	return 0;
+}
+
+static int sock_fstat(void *obj, struct stat *st)
+{
+	(void)obj;
+	st->st_mode = S_IFSOCK | 0777;
+	return 0;
+}
+
+static int sock_get_flags(void *obj) { return ((struct sock *)obj)->nonblock ? O_NONBLOCK : 0; }
+
+static int sock_set_flags(void *obj, int flags)
+{
+	((struct sock *)obj)->nonblock = (flags & O_NONBLOCK) != 0;
+	return 0;
+}
+
+static int sock_ioctl(void *obj, unsigned long req, void *arg)
+{
+	struct sock *s = obj;
+	if (!arg)
+		return -EFAULT;
+	if (req == FIONBIO) {
+		s->nonblock = *(int *)arg != 0;
+		return 0;
+	}
+	if (req == FIONREAD) {
+		*(int *)arg = (int)s->rx_len;
+		return 0;
+	}
+	return -ENOTTY;
+}
+
+const struct file_ops sock_ops = {
+	.read = sock_read,
+	.write = sock_write,
+	.writev = sock_writev,
+	.close = sock_close,
+	.fstat = sock_fstat,
+	.poll = sock_poll,
+	.get_flags = sock_get_flags,
+	.set_flags = sock_set_flags,
+	.ioctl = sock_ioctl,
+};
+

@@ -1,0 +1,171 @@
+/*
+ * sock_lwip.c: socket objects and the callbacks lwIP calls on them. Each
+ * callback records what happened (data queued, room to send, the pcb gone, a
+ * connection accepted) and lists the socket when that gives it work; nothing
+ * here sends.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include "sock.h"
+
+/* ---- socket objects ----------------------------------------------------------- */
+
+struct sock *sock_new(int type)
+{
+	struct sock *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->type = type;
+	s->state = SS_NEW;
+	s->tx_cap = SNDBUF_DEFAULT;
+	s->nodelay = false;
+	sock_all_insert(s);
+	CNT.sockets_open++;
+	return s;
+}
+
+void sock_free(struct sock *s)
+{
+	sock_egress_remove(s);
+	sock_all_remove(s);
+	if (s->rx)
+		pbuf_free(s->rx);
+	free(s->tx);
+	free(s->pending);
+	free(s);
+	CNT.sockets_open--;
+}
+
+void sock_detach_pcb(struct sock *s)
+{
+	if (!s->pcb)
+		return;
+	tcp_arg(s->pcb, NULL);
+	if (s->state != SS_LISTENING) {
+		tcp_recv(s->pcb, NULL);
+		tcp_sent(s->pcb, NULL);
+		tcp_err(s->pcb, NULL);
+	} else {
+		tcp_accept(s->pcb, NULL);
+	}
+	s->pcb = NULL;
+}
+
+/* ---- lwIP callbacks: each records what happened, nothing more ------------------ */
+
+static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
+{
+	struct sock *s = arg;
+	(void)err;
+	if (!s || s->closed_by_app) {
+		/* Nobody will read it: take it and open the window, so that when our
+		 * own buffered output has drained, tcp_close() sends a FIN rather
+		 * than a reset for unread data. */
+		if (p) {
+			tcp_recved(pcb, p->tot_len);
+			pbuf_free(p);
+		}
+		return ERR_OK;
+	}
+	if (!p) {
+		s->rx_eof = true;
+		if (s->fin_sent) {
+			/* Both FINs are out: lwIP moves the pcb to CLOSING or TIME_WAIT
+			 * and frees it later without a callback, so let go of it now.
+			 * What was received stays readable. */
+			sock_detach_pcb(s);
+			s->state = SS_CLOSED;
+		}
+		return ERR_OK;
+	}
+	if (s->rx)
+		pbuf_cat(s->rx, p);
+	else
+		s->rx = p;
+	s->rx_len += p->tot_len;
+	return ERR_OK;
+}
+
+/* The peer acknowledged data: room in lwIP's send buffer again. */
+static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
+{
+	struct sock *s = arg;
+	(void)pcb;
+	(void)len;
+	if (s && (s->tx_len || (s->fin_wanted && !s->fin_sent)))
+		sock_mark_egress(s);
+	return ERR_OK;
+}
+
+/* lwIP freed the pcb (reset, abort, timeout). */
+void sock_on_err(void *arg, err_t err)
+{
+	struct sock *s = arg;
+	if (!s)
+		return;
+	bool connecting = s->state == SS_CONNECTING;
+	s->pcb = NULL;
+	s->state = SS_CLOSED;
+	if (err == ERR_RST)
+		s->error = connecting ? ECONNREFUSED : ECONNRESET; /* a RST answering our SYN */
+	else if (err == ERR_ABRT)
+		s->error = ECONNABORTED;
+	else if (err == ERR_TIMEOUT)
+		s->error = ETIMEDOUT;
+	else if (err != ERR_CLSD)
+		s->error = ECONNRESET;
+	CNT.resets++;
+	if (s->closed_by_app)
+		sock_free(s);
+}
+
+err_t sock_on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
+{
+	struct sock *s = arg;
+	(void)pcb;
+	if (s) {
+		s->state = err == ERR_OK ? SS_CONNECTED : SS_CLOSED;
+		if (err != ERR_OK)
+			s->error = ECONNREFUSED;
+		sock_mark_egress(s); /* data written before the handshake finished */
+	}
+	return ERR_OK;
+}
+
+void sock_setup_conn_pcb(struct sock *s, struct tcp_pcb *pcb)
+{
+	s->pcb = pcb;
+	tcp_arg(pcb, s);
+	tcp_recv(pcb, on_recv);
+	tcp_sent(pcb, on_sent);
+	tcp_err(pcb, sock_on_err);
+	if (s->nodelay)
+		tcp_nagle_disable(pcb);
+	if (s->keepalive)
+		ip_set_option(pcb, SOF_KEEPALIVE);
+}
+
+err_t sock_on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
+{
+	struct sock *l = arg;
+	if (!l || err != ERR_OK || !newpcb)
+		return ERR_VAL;
+	if (l->pending_count == l->backlog) {
+		CNT.backlog_overflows++;
+		return ERR_MEM; /* lwIP aborts the connection: the client sees a reset */
+	}
+	struct sock *s = sock_new(SOCK_STREAM);
+	if (!s) {
+		CNT.accept_no_memory++;
+		return ERR_MEM;
+	}
+	s->state = SS_CONNECTED;
+	s->nodelay = l->nodelay; /* inherited, as on Linux */
+	sock_setup_conn_pcb(s, newpcb);
+	l->pending[(l->pending_head + l->pending_count) % l->backlog] = s;
+	l->pending_count++;
+	l->accept_ready = true;
+	CNT.accepted++;
+	return ERR_OK;
+}

@@ -1,0 +1,120 @@
+/*
+ * sock_wait.c: readiness and waiting. Readiness is computed from the socket's
+ * own fields: a listener from its accept flag (raised by the accept callback),
+ * a connection from its queues. Looking never marks a socket
+ * (SW_READ_NO_MARK). Blocking calls wait with block_on(), which polls the
+ * network only when it has work (SW_POLL_WHEN_DUE) and parks the CPU
+ * otherwise; the network and our egress pass are its wait source.
+ */
+#include <errno.h>
+#include <poll.h>
+#include "drivers/virtio/virtio.h"
+#include "net.h"
+#include "sock.h"
+
+/* ---- readiness ------------------------------------------------------------------ */
+
+bool sock_listener_ready(struct sock *s)
+{
+	if (SW_LISTENER_FLAG) {
+		CNT.listener_checks++;
+		return s->accept_ready;
+	}
+	CNT.listener_checks++;
+	for (int i = 0; i < s->backlog; i++) {
+		CNT.listener_slots_walked++;
+		if (s->pending[i])
+			return true;
+	}
+	return false;
+}
+
+static bool writable(struct sock *s)
+{
+	return s->state == SS_CONNECTED && s->tx_len < s->tx_cap && !s->fin_wanted;
+}
+
+short sock_poll(void *obj, short events)
+{
+	struct sock *s = obj;
+	short r = 0;
+	sock_touched(s);
+	if (s->state == SS_LISTENING)
+		return sock_listener_ready(s) ? POLLIN : 0;
+	if (s->state == SS_NEW)
+		return POLLOUT | POLLHUP; /* never connected: what Linux says of a closed TCP socket */
+	if (s->rx_len || s->rx_eof)
+		r |= POLLIN;
+	if (s->rx_eof)
+		r |= POLLRDHUP;
+	if (writable(s))
+		r |= POLLOUT;
+	if (s->error)
+		r |= POLLERR;
+	if (s->state == SS_CLOSED)
+		r |= POLLHUP | POLLIN;
+	(void)events;
+	return r;
+}
+
+struct wait_for {
+	struct sock *s;
+	short events;
+};
+
+static bool sock_wait_ready(void *arg)
+{
+	struct wait_for *w = arg;
+	return sock_poll(w->s, w->events) & (w->events | POLLERR | POLLHUP);
+}
+
+void sock_wait(struct sock *s, short events)
+{
+	struct wait_for w = { s, events };
+	block_on(sock_wait_ready, &w, UINT64_MAX);
+}
+
+/* ---- the wait source: the network plus our egress ---------------------------- */
+
+static bool source_due(void)
+{
+	return sk.egress_head != NULL || net_work_pending();
+}
+
+static bool source_poll(void)
+{
+	bool did = net_poll();
+	if (sk.egress_head || !SW_EGRESS_LIST) {
+		uint64_t t0 = cpu_cycles();
+		did |= sock_egress_pass();
+		stats_phase_add(PHASE_EGRESS, cpu_cycles() - t0);
+	}
+	return did;
+}
+
+static bool source_arm(void) { return vnet_rx_irq_enable(true) || sk.egress_head != NULL; }
+static void source_disarm(void) { vnet_rx_irq_enable(false); }
+
+static const struct wait_source net_source = {
+	.due = source_due,
+	.poll = source_poll,
+	.next_deadline = net_next_deadline_ns,
+	.arm = source_arm,
+	.disarm = source_disarm,
+	.wake = &vnet_wake,
+};
+
+/* The network starts with the first socket: images that never open one never
+ * touch the NIC. */
+int sock_net_start(void)
+{
+	if (sk.started)
+		return 0;
+	int r = net_init();
+	if (r < 0)
+		return -ENETDOWN;
+	executor_set_source(&net_source);
+	stats_register(net_socket_stats_print); /* printed before the layer's own report */
+	sk.started = true;
+	return 0;
+}
