@@ -26,6 +26,14 @@ uint64_t clock_ns(void)
 	return (uint64_t)(((unsigned __int128)(rdtsc() - tsc_boot) * ns_mult) >> 32);
 }
 
+uint64_t clock_tsc_at(uint64_t ns)
+{
+	if (ns == UINT64_MAX)
+		return UINT64_MAX;
+	unsigned __int128 ticks = (unsigned __int128)ns * tsc_hz / NSEC_PER_SEC + tsc_boot;
+	return ticks > UINT64_MAX ? UINT64_MAX : (uint64_t)ticks;
+}
+
 uint64_t clock_realtime_ns(void)
 {
 	return realtime_at_boot_ns + clock_ns();

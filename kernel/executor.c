@@ -1,24 +1,60 @@
 /*
  * executor.c: how a blocking call waits, in the shape of Hermit's block_on on
- * one core. The caller gives a readiness test; the loop polls the wait source
- * (the network) when it is due, runs expired timers, and when nothing can
- * happen soon it spins briefly with the device interrupt off, then re-arms the
- * interrupt, looks once more, and parks until the interrupt or the earliest
- * deadline (the caller's, the source's, a kernel timer's).
+ * one core. The caller gives a readiness test and a deadline; the loop polls
+ * the wait source (the network) when it is due, runs expired timers, and when
+ * nothing can happen soon it spins briefly with the device interrupt off, then
+ * re-arms the interrupt, looks once more, and parks until the interrupt or the
+ * earliest deadline (the caller's, the source's, a kernel timer's).
+ *
+ * The spin is the one place where an instruction's cost under emulation
+ * decides the design: under QEMU's TCG, PAUSE ends the translated block and
+ * the vCPU thread goes back to QEMU's loop and takes the big lock, which the
+ * I/O thread needs to hand us the very frame we spin for; under KVM (and on
+ * hardware) PAUSE is what a polite spin is made of. So the spin relaxes with
+ * PAUSE except under TCG, where a compiler barrier does (kernel option
+ * spin_relax=pause|barrier overrides). Either way one turn costs two loads and
+ * a compare: the device's used index and the TSC against a deadline worked
+ * out before the spin began.
+ *
+ * Each design switch (switches.h) has its naive side here: the timed wait
+ * (1), polling when due (4), the spin (9) and the one-shot's reloads (10).
  */
 #include <errno.h>
+#include <string.h>
 #include "arch.h"
 #include "kernel.h"
 #include "stats.h"
 #include "switches.h"
 
+/* The naive spin's backoff: 2^step PAUSEs at step 0..BACKOFF_STEPS-1, 2,047
+ * in all, the "about 2,000 pause exits" of the write-up, before it parks. */
+#define BACKOFF_STEPS 11
+
+enum spin_relax {
+	RELAX_PAUSE,   /* PAUSE: hardware and KVM */
+	RELAX_BARRIER, /* a compiler barrier: TCG, where PAUSE leaves the translated block */
+};
+
 static const struct wait_source *source;
 static uint64_t spin_ns = SPIN_NS_DEFAULT;
+static enum spin_relax relax = RELAX_PAUSE;
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 void executor_set_source(const struct wait_source *src)
 {
 	source = src;
 	spin_ns = (uint64_t)kernel_option_long("spin_us", SPIN_NS_DEFAULT / 1000) * 1000;
+	const char *opt = kernel_option("spin_relax");
+	if (opt && !strcmp(opt, "pause"))
+		relax = RELAX_PAUSE;
+	else if (opt && !strcmp(opt, "barrier"))
+		relax = RELAX_BARRIER;
+	else
+		relax = cpu_hypervisor() == HV_TCG ? RELAX_BARRIER : RELAX_PAUSE;
+	if (kernel_option("verbose"))
+		kprintf("executor: spin %lu us, relax %s (hypervisor %s)\n", spin_ns / 1000,
+			relax == RELAX_PAUSE ? "pause" : "barrier", cpu_hypervisor_name(cpu_hypervisor()));
 }
 
 /* Poll the source if it has work (or always, when poll-when-due is off). */
@@ -44,41 +80,61 @@ bool executor_poll(void)
 	return progress;
 }
 
-/* Busy-poll the source's device, interrupt off, until it has work, a timer is
- * due or the spin budget is spent. True when work arrived. */
-static bool spin_until_work(uint64_t deadline);
+/* ---- when to wake: the timed wait (switch 1) ------------------------------------ */
 
-static bool spin(uint64_t deadline)
+/* The deadline a park of a wait ending at deadline_ns programs. */
+static uint64_t park_deadline(uint64_t deadline_ns)
+{
+	uint64_t queued = timer_next_deadline();
+	if (source)
+		queued = min_u64(queued, source->next_deadline());
+	if (SW_TIMED_WAIT)
+		return min_u64(deadline_ns, queued);
+	/* Naive, the write-up's two bugs: the deadline goes to the park as
+	 * wall-clock time where a timeout from now is expected, and it replaces
+	 * the deadlines already queued (the network's, the kernel timers'). */
+	if (deadline_ns == UINT64_MAX)
+		return queued;
+	uint64_t wall_deadline = clock_realtime_ns() - clock_ns() + deadline_ns; /* the same instant */
+	return clock_ns() + wall_deadline; /* taken as a timeout from now */
+}
+
+/* ---- the design's wait: spin, then park (switch 9 on) ------------------------------ */
+
+static inline void spin_relax(void)
+{
+	if (relax == RELAX_PAUSE)
+		cpu_relax();
+	else
+		__asm__ volatile("" ::: "memory");
+}
+
+/* Poll the device, interrupt off, until it has work, the earliest deadline
+ * comes or the spin budget is spent. True when work arrived. Nothing else can
+ * make the source due meanwhile: egress is queued only by code that runs. */
+static bool spin(uint64_t deadline_ns)
 {
 	uint64_t t0 = cpu_cycles();
-	bool hit = spin_until_work(deadline);
+	uint64_t until_ns = min_u64(clock_ns() + spin_ns, park_deadline(deadline_ns));
+	uint64_t until = clock_tsc_at(until_ns);
+	bool hit = false;
+	for (;;) {
+		stats.spins++;
+		if (source->device_ready()) {
+			stats.spin_hits++;
+			hit = true;
+			break;
+		}
+		if (rdtsc() >= until)
+			break;
+		spin_relax();
+	}
 	stats_phase_add(PHASE_SPIN, cpu_cycles() - t0);
 	return hit;
 }
 
-static bool spin_until_work(uint64_t deadline)
+static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
 {
-	uint64_t now = clock_ns(), until = now + spin_ns;
-	uint64_t next_timer = timer_next_deadline();
-	if (until > deadline)
-		until = deadline;
-	if (until > next_timer)
-		until = next_timer;
-	while (now < until) {
-		stats.spins++;
-		if (source->due()) {
-			stats.spin_hits++;
-			return true;
-		}
-		cpu_relax();
-		now = clock_ns();
-	}
-	return false;
-}
-
-int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
-{
-	stats.waits++;
 	for (;;) {
 		bool progress = executor_poll();
 		if (ready(ctx))
@@ -88,10 +144,10 @@ int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
 		if (progress)
 			continue;
 		if (!source) {
-			cpu_park(deadline_ns, NULL);
+			cpu_park(park_deadline(deadline_ns), NULL);
 			continue;
 		}
-		if (SW_SPIN_THEN_PARK && spin_ns && spin(deadline_ns))
+		if (spin_ns && spin(deadline_ns))
 			continue;
 		*source->wake = false;
 		if (source->arm()) { /* work slipped in before the interrupt was on */
@@ -99,8 +155,73 @@ int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
 			source->disarm();
 			continue;
 		}
-		uint64_t wake_at = source->next_deadline();
-		cpu_park(wake_at < deadline_ns ? wake_at : deadline_ns, source->wake);
+		cpu_park(park_deadline(deadline_ns), source->wake);
+		if (IDEA_FAST_WAKE && *source->wake) {
+			stats.fast_wakes++;
+			source->poll();
+		}
 		source->disarm();
 	}
+}
+
+/* ---- the naive wait: exponential backoff, interrupt on (switch 9 off) --------------- */
+
+/* The write-up's naive loop: the NIC interrupt stays on for the whole wait
+ * (armed again after every poll, so each frame that arrives interrupts),
+ * every turn polls the network and the waited-on objects, and an idle turn
+ * backs off through 2^step PAUSEs before the next; once the backoff is spent
+ * the CPU parks. */
+static int wait_backoff(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
+{
+	unsigned step = 0;
+	int r;
+	for (;;) {
+		if (source) {
+			*source->wake = false;
+			source->arm();
+		}
+		bool progress = executor_poll();
+		if (ready(ctx)) {
+			r = 0;
+			break;
+		}
+		if (clock_ns() >= deadline_ns) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		if (progress) {
+			step = 0;
+			continue;
+		}
+		if (step < BACKOFF_STEPS) {
+			stats.spins++;
+			for (unsigned i = 0; i < 1u << step; i++) {
+				cpu_relax();
+				stats.backoff_pauses++;
+			}
+			step++;
+			continue;
+		}
+		step = 0;
+		cpu_park(park_deadline(deadline_ns), source ? source->wake : NULL);
+	}
+	if (source)
+		source->disarm();
+	return r;
+}
+
+int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
+{
+	stats.waits++;
+	int r = SW_SPIN_THEN_PARK ? wait_spin_then_park(ready, ctx, deadline_ns)
+				  : wait_backoff(ready, ctx, deadline_ns);
+	/* Naive (switch 10): every return from a wait arms the one-shot with the
+	 * network's next deadline, so that it is polled on time whatever the
+	 * caller does next; the design programs the timer only when it parks. */
+	if (!SW_TIMER_NO_RELOAD && source) {
+		uint64_t next = source->next_deadline();
+		if (next != UINT64_MAX)
+			timer_program_oneshot(next);
+	}
+	return r;
 }

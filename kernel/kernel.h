@@ -89,6 +89,22 @@ void mem_get_stats(struct mem_stats *st);
 uint64_t clock_ns(void);          /* monotonic nanoseconds since boot */
 uint64_t clock_realtime_ns(void); /* nanoseconds since the Unix epoch (from the RTC) */
 uint64_t clock_tsc_hz(void);
+/* The TSC value at which clock_ns() reaches ns (UINT64_MAX stays so): a spin
+ * can compare rdtsc() against it instead of converting at every turn. */
+uint64_t clock_tsc_at(uint64_t ns);
+
+/* ---- the accelerator ----------------------------------------------------------
+ * What runs this kernel, from the hypervisor CPUID leaf (0x40000000): TCG and
+ * KVM differ in what PAUSE, MMIO and MSR writes cost, and the wait loop's spin
+ * is chosen by it (executor.c). */
+enum hypervisor {
+	HV_NONE,  /* no hypervisor bit: bare metal, or one that hides itself */
+	HV_TCG,   /* QEMU's TCG ("TCGTCGTCGTCG") */
+	HV_KVM,   /* KVM ("KVMKVMKVM") */
+	HV_OTHER, /* another signature */
+};
+enum hypervisor cpu_hypervisor(void);
+const char *cpu_hypervisor_name(enum hypervisor hv);
 
 /*
  * One-shot timers. A timer's callback runs in thread context (from a wait loop,
@@ -108,12 +124,16 @@ int timer_run_expired(void);        /* runs due callbacks; returns how many ran 
 
 /*
  * Park the CPU until an interrupt arrives or `deadline_ns` passes (UINT64_MAX:
- * only an interrupt). Programs the LAPIC one-shot timer for the deadline
- * (skipping the reload if it already holds it) and halts with interrupts on.
- * Returns immediately if `*wake_flag` is set (pass NULL for none); the flag is
- * checked with interrupts off, so a wake-up between check and halt is not lost.
+ * only an interrupt). Programs the LAPIC one-shot timer for exactly that
+ * deadline (the caller folds in timer_next_deadline() and any other it owes)
+ * and halts with interrupts on. Returns immediately if `*wake_flag` is set
+ * (pass NULL for none); the flag is checked with interrupts off, so a wake-up
+ * between check and halt is not lost.
  */
 void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag);
+/* Program the LAPIC one-shot for deadline_ns, unless it already holds it
+ * (SW_TIMER_NO_RELOAD); counted as a reload or a skipped one. */
+void timer_program_oneshot(uint64_t deadline_ns);
 /* Sleep until the deadline; timers and the network (block_on) run meanwhile. */
 void sleep_until(uint64_t deadline_ns);
 
@@ -123,6 +143,7 @@ void sleep_until(uint64_t deadline_ns);
  * briefly with its interrupt off, and parking. */
 struct wait_source {
 	bool (*due)(void);              /* O(1): work waiting (frame, egress, expired timer)? */
+	bool (*device_ready)(void);     /* O(1), for the spin: the device has handed us work */
 	bool (*poll)(void);             /* do it; true when something happened */
 	uint64_t (*next_deadline)(void); /* when it must be polled without an interrupt */
 	bool (*arm)(void);              /* interrupt on; true if work arrived meanwhile */

@@ -52,9 +52,10 @@ void stats_print(void)
 		clock_ns() / 1000000, stats.interrupts, stats.interrupts_unexpected,
 		stats.timer_interrupts, stats.parks, stats.timer_reloads, stats.timer_reloads_skipped,
 		stats.timers_run, m.heap_bytes / 1024, m.pages_allocated);
-	kprintf("kernel: waits %lu; polls %lu (idle %lu); spins %lu (hits %lu); re-arm rechecks %lu\n",
+	kprintf("kernel: waits %lu; polls %lu (idle %lu); spins %lu (hits %lu); re-arm rechecks %lu; "
+		"backoff pauses %lu; fast wakes %lu\n",
 		stats.waits, stats.wait_polls, stats.wait_polls_idle, stats.spins, stats.spin_hits,
-		stats.arm_rechecks);
+		stats.arm_rechecks, stats.backoff_pauses, stats.fast_wakes);
 	/* Time of the app (and of everything outside the wait loops) is the rest. */
 	uint64_t up = clock_ns() / 1000, poll = cycles_to_us(stats.phase_cycles[PHASE_POLL]);
 	uint64_t egress = cycles_to_us(stats.phase_cycles[PHASE_EGRESS]);

@@ -19,8 +19,10 @@ struct kstats {
 	uint64_t waits;                 /* block_on calls */
 	uint64_t wait_polls;            /* source polls from wait loops */
 	uint64_t wait_polls_idle;       /* ... that found nothing to do */
-	uint64_t spins;                 /* spin-loop turns with the interrupt off */
+	uint64_t spins;                 /* spin-loop turns (naive: backoff turns) */
 	uint64_t spin_hits;             /* spins that ended because work arrived */
+	uint64_t backoff_pauses;        /* PAUSEs of the naive wait's backoff */
+	uint64_t fast_wakes;            /* idea-fast-wake: polls right after an interrupt's wake */
 	uint64_t arm_rechecks;          /* work found right after re-arming */
 	uint64_t phase_cycles[NPHASES]; /* TSC cycles per enum stats_phase */
 };

@@ -1,61 +1,107 @@
 /*
- * switches.h: the design's build-time switches, all in one place. Each is 1
- * (the mechanism on) unless the build defines it 0, which gives the naive
- * counterpart a straightforward port would have; alternating builds measure
- * what each is worth (make VARIANT=..., issue 6).
+ * switches.h: the design's build-time switches, all in one place, in the order
+ * of the reference write-up's commits. Each is 1 (the mechanism on) unless the
+ * build defines it 0, which gives the naive counterpart a straightforward port
+ * has; alternating builds measure what each is worth (make VARIANT=...,
+ * mk/variants.mk). The naive side of every switch does the naive work for
+ * real, and the counters count work done, never work skipped.
  */
 #ifndef SWITCHES_H
 #define SWITCHES_H
 
-/* writev copies every iovec into the socket, then one output: head and body of
- * a response leave in one segment. Naive: one write, and one output, per iovec. */
+/* 1. A wait with a timeout parks until the earliest of its own deadline, the
+ * network's next timer and any kernel timer. Naive, the write-up's two bugs:
+ * the deadline is handed to the park as wall-clock time where a timeout from
+ * now is expected (so it lies decades ahead), and the one-shot gets this
+ * waiter's deadline even when an earlier one is queued (lwIP's, a kernel
+ * timer's). A timed wait with no traffic then lasts until unrelated I/O. */
+#ifndef SW_TIMED_WAIT
+#define SW_TIMED_WAIT 1
+#endif
+
+/* 2. writev copies every iovec into the socket, then one output: head and body
+ * of a response leave in one segment. Naive: one write, and one output, per
+ * iovec. */
 #ifndef SW_WRITEV_ONE_SEND
 #define SW_WRITEV_ONE_SEND 1
 #endif
 
-/* Poll the NIC and the stack only when a frame waits, egress is pending or a
+/* 3. setsockopt(TCP_NODELAY, 1) turns Nagle off, and getsockopt reads it so.
+ * Naive, the write-up's inversion: the option value is taken as "Nagle
+ * enabled" both ways, so asking for NODELAY turns Nagle on. */
+#ifndef SW_NODELAY
+#define SW_NODELAY 1
+#endif
+
+/* 4. Poll the NIC and the stack only when a frame waits, egress is pending or a
  * stack timer has expired. Naive: poll on every turn of a wait loop. */
 #ifndef SW_POLL_WHEN_DUE
 #define SW_POLL_WHEN_DUE 1
 #endif
 
-/* The egress pass follows a list of sockets that may have something to send.
- * Naive: visit every socket, listeners included. */
+/* 5. The egress pass follows a list of sockets that may have something to send.
+ * Naive: visit every socket, a listener's backlog sockets included, and read
+ * its state. */
 #ifndef SW_EGRESS_LIST
 #define SW_EGRESS_LIST 1
 #endif
 
-/* A listed socket that cannot send before some later event (the peer's window
- * or an ACK, which its sent callback reports) leaves the list instead of being
- * visited on every pass. Naive: it stays listed and is looked at each pass,
- * which also keeps the network "due" and the wait loop polling. */
+/* 6. A socket leaves the egress list once it has nothing to send now; its
+ * timers (retransmission, delayed ACK, keep-alive, window probes) are lwIP's,
+ * and on_sent or a write lists it again. Naive: a socket whose next deadline
+ * is a time and not "nothing to do" stays listed and is dispatched
+ * (tcp_output) at every pass, which also keeps the network due. */
 #ifndef SW_EGRESS_DEADLINES
 #define SW_EGRESS_DEADLINES 1
 #endif
 
-/* Reading a socket's state or parking on it does not put it on the egress
+/* 7. Reading a socket's state or parking on it does not put it on the egress
  * list. Naive: every access marks the socket. */
 #ifndef SW_READ_NO_MARK
 #define SW_READ_NO_MARK 1
 #endif
 
-/* A listener answers poll()/accept() readiness from a flag its accept callback
- * raises. Naive: walk the listener's backlog. */
+/* 8. A listener answers poll()/accept() readiness from a flag its accept
+ * callback raises. Naive: walk the listener's backlog sockets and read each
+ * one's state. */
 #ifndef SW_LISTENER_FLAG
 #define SW_LISTENER_FLAG 1
 #endif
 
-/* A waiting call polls the device with its interrupt off for a bounded spin,
- * then re-arms it, re-checks the ring and parks. Naive: park at once. */
+/* 9. A waiting call polls the device with its interrupt off for a bounded
+ * spin, then re-arms it, re-checks the ring and parks. Naive, the write-up's:
+ * the NIC interrupt stays on while the call backs off exponentially through
+ * PAUSEs (about 2,000 of them), polling the network and the waited-on objects
+ * at every turn, before it parks. */
 #ifndef SW_SPIN_THEN_PARK
 #define SW_SPIN_THEN_PARK 1
 #endif
+#ifndef SPIN_NS_DEFAULT
 #define SPIN_NS_DEFAULT 250000 /* 250 us; kernel option spin_us= overrides */
+#endif
 
-/* The LAPIC one-shot timer is not rewritten with the deadline it holds.
- * Naive: reprogram it at every park. */
+/* 10. The LAPIC one-shot timer is programmed only when the CPU parks, and not
+ * rewritten with the deadline it holds. Naive: every return from a wait arms
+ * it with the network's next deadline, and every park programs it again. */
 #ifndef SW_TIMER_NO_RELOAD
 #define SW_TIMER_NO_RELOAD 1
+#endif
+
+/* ---- the write-up's ideas that were wrong (mk/variants.mk: idea-*) -----------
+ * Off in every design build; each idea variant turns one on (or, for the
+ * zero spin, the smaller backlog and the small buffers, overrides a size:
+ * SPIN_NS_DEFAULT above, BACKLOG_MAX and SOCK_BUF_BYTES in net/sock.h). */
+
+/* accept() and the naive backlog walk skip an empty backlog by a count of the
+ * connections waiting in it. */
+#ifndef IDEA_ACCEPT_SKIP
+#define IDEA_ACCEPT_SKIP 0
+#endif
+
+/* A parked wait that the NIC's interrupt woke polls the network at once,
+ * before it turns the interrupt off and before the loop's other checks. */
+#ifndef IDEA_FAST_WAKE
+#define IDEA_FAST_WAKE 0
 #endif
 
 #endif

@@ -1,9 +1,10 @@
 /*
  * timer.c: kernel timers and parking. Timers live in a heap (timerq.c); their
  * callbacks run from wait loops in thread context. The LAPIC one-shot timer is
- * programmed only for the earliest deadline a parked CPU waits for, and not
- * reprogrammed when it already holds that deadline (a needless MMIO write that
- * costs a VM exit under KVM and an emulated access under TCG).
+ * programmed for the deadline a parked CPU waits for (its caller picks the
+ * earliest: executor.c), and not reprogrammed when it already holds that
+ * deadline (a needless MMIO write that costs a VM exit under KVM and an
+ * emulated access under TCG).
  */
 #include "arch.h"
 #include "clock.h"
@@ -64,7 +65,7 @@ void timer_interrupt(void)
 	armed_deadline = 0;
 }
 
-static void arm(uint64_t deadline)
+void timer_program_oneshot(uint64_t deadline)
 {
 	if (SW_TIMER_NO_RELOAD && deadline == armed_deadline) {
 		stats.timer_reloads_skipped++;
@@ -82,14 +83,12 @@ void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
 		irq_enable();
 		return;
 	}
-	uint64_t next = timer_next_deadline();
-	uint64_t deadline = next < deadline_ns ? next : deadline_ns;
-	if (deadline != UINT64_MAX) {
-		if (clock_ns() >= deadline) {
+	if (deadline_ns != UINT64_MAX) {
+		if (clock_ns() >= deadline_ns) {
 			irq_enable();
 			return;
 		}
-		arm(deadline);
+		timer_program_oneshot(deadline_ns);
 	}
 	stats.parks++;
 	uint64_t t0 = cpu_cycles();

@@ -83,8 +83,15 @@
  * scaling and is enough to fill the virtual link; a connection's buffers only
  * cost memory while data is actually queued. TCP_SND_QUEUELEN keeps lwIP's
  * formula (4 pbufs per MSS of buffer = 64 segments). */
+#ifdef SOCK_BUF_BYTES
+/* idea-buf4k (mk/variants.mk): the write-up's small buffers, a window and a
+ * send buffer of SOCK_BUF_BYTES (lwIP wants at least two segments). */
+#define TCP_WND SOCK_BUF_BYTES
+#define TCP_SND_BUF SOCK_BUF_BYTES
+#else
 #define TCP_WND (16 * TCP_MSS)
 #define TCP_SND_BUF (16 * TCP_MSS)
+#endif
 /* PCBs: 64 established keep-alive connections + 1024 connections in the
  * handshake (lwIP has no SYN cache: each SYN_RCVD connection is a full pcb,
  * so this, not the listen backlog, bounds pending connections) + 64 for

@@ -26,10 +26,19 @@
 #include "lwip/tcp.h"
 #include "net_internal.h"
 
+/* A socket's send buffer; idea-buf4k (mk/variants.mk) makes it 4 KiB, and
+ * lwIP's window with it (net/lwipopts.h). */
+#ifdef SOCK_BUF_BYTES
+#define SNDBUF_DEFAULT SOCK_BUF_BYTES
+#else
 #define SNDBUF_DEFAULT (16 * 1024)
+#endif
 #define SNDBUF_MIN     2048
 #define SNDBUF_MAX     (256 * 1024)
+/* listen()'s backlog is capped here (idea-backlog16 makes it 16). */
+#ifndef BACKLOG_MAX
 #define BACKLOG_MAX    SOMAXCONN
+#endif
 
 enum sock_state {
 	SS_NEW,        /* socket() */
@@ -37,6 +46,7 @@ enum sock_state {
 	SS_CONNECTING, /* connect() sent a SYN */
 	SS_CONNECTED,  /* data may flow */
 	SS_CLOSED,     /* lwIP freed the pcb (reset, abort, both sides closed) */
+	SS_SLOT,       /* a listener's backlog socket, waiting for a connection */
 };
 
 struct sock {
@@ -49,12 +59,16 @@ struct sock {
 	uint16_t local_port;
 	bool reuseaddr, keepalive, nodelay;
 
-	/* Listener: connections lwIP accepted that accept() has not taken. */
-	struct sock **pending;   /* ring of backlog slots; NULL slot = empty */
-	int backlog;             /* its size */
-	int pending_head;        /* oldest */
-	int pending_count;
-	bool accept_ready;       /* raised by on_accept, lowered when empty */
+	/* Listener: one socket object per backlog slot, as a socket set with a
+	 * listen backlog has them. Slots [pending_head, pending_head +
+	 * pending_count) (mod backlog) hold connections lwIP accepted that
+	 * accept() has not taken, oldest first; the others hold SS_SLOT sockets
+	 * waiting for one (or NULL where memory ran out; refilled on use). */
+	struct sock **pending;   /* backlog slots */
+	int backlog;             /* their number */
+	int pending_head;        /* oldest waiting connection */
+	int pending_count;       /* connections waiting */
+	bool accept_ready;       /* raised by on_accept, lowered when none waits */
 
 	/* Receive. */
 	struct pbuf *rx;         /* unread data, a pbuf chain */
@@ -70,7 +84,7 @@ struct sock {
 	bool closed_by_app;      /* close() ran: free once lwIP lets go */
 
 	/* Egress list and the list of all sockets (the naive pass walks it). */
-	struct sock *egress_next;
+	struct sock *egress_next, *egress_prev;
 	bool on_egress;
 	struct sock *all_next, *all_prev;
 };
@@ -78,6 +92,7 @@ struct sock {
 /* The layer's global state. */
 struct sock_table {
 	struct sock *egress_head, *egress_tail; /* sockets that may have something to send */
+	int egress_len;                         /* how many */
 	struct sock *all;                       /* every socket */
 	bool started;                           /* wait source registered */
 };
@@ -87,9 +102,12 @@ extern struct sock_table sk;
 
 /* ---- sock_lwip.c: objects and lwIP callbacks ---------------------------------- */
 struct sock *sock_new(int type);           /* NULL when out of memory */
+struct sock *sock_new_slot(void);          /* a backlog slot's socket; NULL when out of memory */
 void sock_free(struct sock *s);            /* off every list, buffers freed */
 void sock_detach_pcb(struct sock *s);      /* our callbacks off the pcb; s->pcb = NULL */
 void sock_setup_conn_pcb(struct sock *s, struct tcp_pcb *pcb); /* a connection's callbacks */
+void sock_apply_nodelay(struct tcp_pcb *pcb, bool nodelay);   /* TCP_NODELAY as set */
+bool sock_read_nodelay(const struct tcp_pcb *pcb);            /* TCP_NODELAY as read */
 void sock_on_err(void *arg, err_t err);
 err_t sock_on_accept(void *arg, struct tcp_pcb *newpcb, err_t err);
 err_t sock_on_connected(void *arg, struct tcp_pcb *pcb, err_t err);

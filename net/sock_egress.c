@@ -14,20 +14,41 @@ struct socket_counters net_socket_counters;
 
 /* ---- lists ----------------------------------------------------------------- */
 
-/* Put s on the egress list (once). Anything that can give a socket work calls
- * this; a stale entry costs one look in the pass, never a lost send. */
+/* Put s on the egress list (once), at its tail. Anything that can give a
+ * socket work calls this; a stale entry costs one look in the pass, never a
+ * lost send. */
 void sock_mark_egress(struct sock *s)
 {
 	if (s->on_egress)
 		return;
 	s->on_egress = true;
 	s->egress_next = NULL;
+	s->egress_prev = sk.egress_tail;
 	if (sk.egress_tail)
 		sk.egress_tail->egress_next = s;
 	else
 		sk.egress_head = s;
 	sk.egress_tail = s;
+	sk.egress_len++;
 	CNT.egress_marks++;
+}
+
+void sock_egress_remove(struct sock *s)
+{
+	if (!s->on_egress)
+		return;
+	if (s->egress_prev)
+		s->egress_prev->egress_next = s->egress_next;
+	else
+		sk.egress_head = s->egress_next;
+	if (s->egress_next)
+		s->egress_next->egress_prev = s->egress_prev;
+	else
+		sk.egress_tail = s->egress_prev;
+	s->egress_next = s->egress_prev = NULL;
+	s->on_egress = false;
+	sk.egress_len--;
+	KASSERT(sk.egress_len >= 0 && (sk.egress_len == 0) == (sk.egress_head == NULL));
 }
 
 void sock_all_insert(struct sock *s)
@@ -49,22 +70,6 @@ void sock_all_remove(struct sock *s)
 		s->all_next->all_prev = s->all_prev;
 }
 
-void sock_egress_remove(struct sock *s)
-{
-	if (!s->on_egress)
-		return;
-	struct sock **pp = &sk.egress_head, *prev = NULL;
-	while (*pp && *pp != s) {
-		prev = *pp;
-		pp = &(*pp)->egress_next;
-	}
-	if (*pp)
-		*pp = s->egress_next;
-	if (sk.egress_tail == s)
-		sk.egress_tail = prev;
-	s->on_egress = false;
-}
-
 /* ---- egress ------------------------------------------------------------------ */
 
 /* The most one segment of pcb's carries: what tcp_write cuts pieces into. */
@@ -75,25 +80,39 @@ static size_t segment_size(const struct tcp_pcb *pcb)
 	return mss ? mss : 1;
 }
 
-/* Move s's bytes into lwIP and send. A socket that cannot go on (window or
- * memory exhausted) leaves the list; on_sent, or the retry above, lists it
- * again. */
-static void egress_one(struct sock *s)
+/* Whether s has bytes or a FIN to move into lwIP now. */
+static bool has_work(const struct sock *s)
+{
+	return s->tx_len || (s->fin_wanted && !s->fin_sent);
+}
+
+/* Whether lwIP holds a timer for s's connection: unacknowledged or unsent
+ * data (retransmission, window probe), a delayed ACK, keep-alive. The naive
+ * deadlines treat such a socket as due at every pass (SW_EGRESS_DEADLINES). */
+static bool has_deadline(const struct sock *s)
+{
+	const struct tcp_pcb *pcb = s->pcb;
+	if (!pcb || s->state != SS_CONNECTED)
+		return false;
+	return pcb->unacked || pcb->unsent || (pcb->flags & TF_ACK_DELAY) || pcb->persist_backoff ||
+	       ip_get_option(pcb, SOF_KEEPALIVE);
+}
+
+/* Move s's bytes into lwIP and send; with `force`, call tcp_output even when
+ * nothing new was queued (a naive dispatch of a socket with a deadline). A
+ * socket that cannot go on (window or memory exhausted) leaves the list;
+ * on_sent, or the retry below, lists it again. Returns false when s was freed
+ * (its close completed). */
+static bool egress_one(struct sock *s, bool force)
 {
 	struct tcp_pcb *pcb = s->pcb;
 	bool queued = false;
 	if (!pcb || s->state == SS_LISTENING || s->state == SS_CONNECTING)
-		return;
+		return true;
 	while (s->tx_len) {
 		size_t room = tcp_sndbuf(pcb);
-		if (room == 0 || tcp_sndqueuelen(pcb) >= TCP_SND_QUEUELEN - 1) {
-			/* Nothing can go before the peer acknowledges: on_sent lists the
-			 * socket again then. Naive: stay listed and be looked at on every
-			 * pass until then. */
-			if (!SW_EGRESS_DEADLINES)
-				sock_mark_egress(s);
-			break;
-		}
+		if (room == 0 || tcp_sndqueuelen(pcb) >= TCP_SND_QUEUELEN - 1)
+			break; /* nothing can go before the peer acknowledges: on_sent lists s again */
 		size_t piece = s->tx_cap - s->tx_head;
 		if (piece > s->tx_len)
 			piece = s->tx_len;
@@ -135,7 +154,7 @@ static void egress_one(struct sock *s)
 		sock_detach_pcb(s);
 		if (tcp_close(pcb) == ERR_OK) {
 			sock_free(s); /* lwIP ends the pcb after the FIN */
-			return;
+			return false;
 		}
 		sock_setup_conn_pcb(s, pcb); /* no memory for the FIN now: again next poll */
 		sock_mark_egress(s);
@@ -145,7 +164,7 @@ static void egress_one(struct sock *s)
 		else
 			s->fin_sent = true;
 	}
-	if (queued) {
+	if ((queued || force) && s->pcb) {
 		tcp_output(pcb);
 		CNT.outputs++;
 		/* Data left unsent behind unacknowledged data with Nagle on waits for
@@ -154,43 +173,44 @@ static void egress_one(struct sock *s)
 		if (pcb->unsent && pcb->unacked && !tcp_nagle_disabled(pcb))
 			CNT.nagle_holds++;
 	}
+	return true;
 }
 
-/* Visit the listed sockets (or, naively, all of them and every listener's
- * pending slots) and dispatch the ones with something to send. */
+/* One socket the pass looks at: a visit reads its state; a dispatch moves its
+ * bytes (egress_one). With naive deadlines a connection lwIP holds a timer
+ * for is dispatched too and stays listed. */
+static bool visit(struct sock *s)
+{
+	CNT.sockets_visited++;
+	bool deadline = !SW_EGRESS_DEADLINES && has_deadline(s);
+	if (!has_work(s) && !deadline)
+		return false;
+	CNT.dispatches++;
+	if (egress_one(s, deadline) && !SW_EGRESS_DEADLINES && has_deadline(s))
+		sock_mark_egress(s);
+	return true;
+}
+
+/* Visit the listed sockets, or, naively, every socket (a listener's backlog
+ * sockets included: they are sockets too). Sockets listed during the pass
+ * wait for the next one: the pass takes only those listed when it began. */
 bool sock_egress_pass(void)
 {
 	bool did = false;
 	CNT.egress_passes++;
 	if (SW_EGRESS_LIST) {
-		struct sock *s = sk.egress_head;
-		sk.egress_head = sk.egress_tail = NULL;
-		while (s) {
-			struct sock *next = s->egress_next;
-			s->on_egress = false;
-			CNT.sockets_visited++;
-			CNT.dispatches++;
-			egress_one(s);
-			did = true;
-			s = next;
+		for (int n = sk.egress_len; n > 0 && sk.egress_head; n--) {
+			struct sock *s = sk.egress_head;
+			sock_egress_remove(s);
+			did |= visit(s);
 		}
 		return did;
 	}
+	while (sk.egress_head) /* the list only says the network is due */
+		sock_egress_remove(sk.egress_head);
 	for (struct sock *s = sk.all, *next; s; s = next) {
 		next = s->all_next;
-		CNT.sockets_visited++;
-		s->on_egress = false;
-		if (s->state == SS_LISTENING) {
-			for (int i = 0; i < s->backlog; i++)
-				CNT.sockets_visited++; /* the naive pass looks into every slot */
-			continue;
-		}
-		if (s->tx_len || (s->fin_wanted && !s->fin_sent)) {
-			CNT.dispatches++;
-			egress_one(s);
-			did = true;
-		}
+		did |= visit(s);
 	}
-	sk.egress_head = sk.egress_tail = NULL;
 	return did;
 }

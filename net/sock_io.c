@@ -177,9 +177,12 @@ static int sock_close(void *obj)
 {
 	struct sock *s = obj;
 	if (s->state == SS_LISTENING) {
-		/* Connections nobody accepted are reset, as Linux does. */
-		for (int i = 0; i < s->pending_count; i++) {
-			struct sock *c = s->pending[(s->pending_head + i) % s->backlog];
+		/* Connections nobody accepted are reset, as Linux does; the
+		 * backlog's waiting slot sockets go with the listener. */
+		for (int i = 0; i < s->backlog; i++) {
+			struct sock *c = s->pending[i];
+			if (!c)
+				continue;
 			if (c->pcb) {
 				struct tcp_pcb *pcb = c->pcb;
 				sock_detach_pcb(c);

@@ -25,6 +25,14 @@ struct sock *sock_new(int type)
 	return s;
 }
 
+struct sock *sock_new_slot(void)
+{
+	struct sock *s = sock_new(SOCK_STREAM);
+	if (s)
+		s->state = SS_SLOT;
+	return s;
+}
+
 void sock_free(struct sock *s)
 {
 	sock_egress_remove(s);
@@ -133,6 +141,23 @@ err_t sock_on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 	return ERR_OK;
 }
 
+/* TCP_NODELAY on means Nagle off. Naive (SW_NODELAY 0): the option value is
+ * taken for "Nagle enabled", the write-up's inversion. */
+void sock_apply_nodelay(struct tcp_pcb *pcb, bool nodelay)
+{
+	bool nagle = SW_NODELAY ? !nodelay : nodelay;
+	if (nagle)
+		tcp_nagle_enable(pcb);
+	else
+		tcp_nagle_disable(pcb);
+}
+
+bool sock_read_nodelay(const struct tcp_pcb *pcb)
+{
+	bool nagle = !tcp_nagle_disabled(pcb);
+	return SW_NODELAY ? !nagle : nagle;
+}
+
 void sock_setup_conn_pcb(struct sock *s, struct tcp_pcb *pcb)
 {
 	s->pcb = pcb;
@@ -141,11 +166,13 @@ void sock_setup_conn_pcb(struct sock *s, struct tcp_pcb *pcb)
 	tcp_sent(pcb, on_sent);
 	tcp_err(pcb, sock_on_err);
 	if (s->nodelay)
-		tcp_nagle_disable(pcb);
+		sock_apply_nodelay(pcb, true);
 	if (s->keepalive)
 		ip_set_option(pcb, SOF_KEEPALIVE);
 }
 
+/* A connection lands on the next free backlog slot's socket, which becomes
+ * it; accept() hands that socket out and puts a fresh one in the slot. */
 err_t sock_on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 {
 	struct sock *l = arg;
@@ -155,15 +182,16 @@ err_t sock_on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 		CNT.backlog_overflows++;
 		return ERR_MEM; /* lwIP aborts the connection: the client sees a reset */
 	}
-	struct sock *s = sock_new(SOCK_STREAM);
-	if (!s) {
+	int slot = (l->pending_head + l->pending_count) % l->backlog;
+	struct sock *s = l->pending[slot];
+	if (!s && !(s = l->pending[slot] = sock_new_slot())) {
 		CNT.accept_no_memory++;
 		return ERR_MEM;
 	}
+	KASSERT(s->state == SS_SLOT);
 	s->state = SS_CONNECTED;
 	s->nodelay = l->nodelay; /* inherited, as on Linux */
 	sock_setup_conn_pcb(s, newpcb);
-	l->pending[(l->pending_head + l->pending_count) % l->backlog] = s;
 	l->pending_count++;
 	l->accept_ready = true;
 	CNT.accepted++;

@@ -14,19 +14,29 @@
 
 /* ---- readiness ------------------------------------------------------------------ */
 
-bool sock_listener_ready(struct sock *s)
+/* Naive: walk the listener's backlog sockets and read each one's state, as a
+ * socket set without a per-listener flag must; the walk reads through the
+ * same accessor as every other look (it marks them when reading marks). */
+static bool backlog_walk(struct sock *l)
 {
-	if (SW_LISTENER_FLAG) {
-		CNT.listener_checks++;
-		return s->accept_ready;
-	}
-	CNT.listener_checks++;
-	for (int i = 0; i < s->backlog; i++) {
+	for (int i = 0; i < l->backlog; i++) {
+		struct sock *slot = l->pending[i];
 		CNT.listener_slots_walked++;
-		if (s->pending[i])
+		if (!slot)
+			continue;
+		sock_touched(slot);
+		if (slot->state != SS_SLOT)
 			return true;
 	}
 	return false;
+}
+
+bool sock_listener_ready(struct sock *s)
+{
+	CNT.listener_checks++;
+	if (SW_LISTENER_FLAG)
+		return s->accept_ready;
+	return backlog_walk(s);
 }
 
 static bool writable(struct sock *s)
@@ -92,11 +102,13 @@ static bool source_poll(void)
 	return did;
 }
 
+static bool source_device_ready(void) { return vnet_rx_pending(); }
 static bool source_arm(void) { return vnet_rx_irq_enable(true) || sk.egress_head != NULL; }
 static void source_disarm(void) { vnet_rx_irq_enable(false); }
 
 static const struct wait_source net_source = {
 	.due = source_due,
+	.device_ready = source_device_ready,
 	.poll = source_poll,
 	.next_deadline = net_next_deadline_ns,
 	.arm = source_arm,

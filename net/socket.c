@@ -123,6 +123,17 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	return 0;
 }
 
+/* Free a backlog's first n slot sockets (none holds a connection yet), then
+ * the backlog. */
+static void free_slots(struct sock **slots, int n)
+{
+	for (int i = 0; i < n; i++)
+		sock_free(slots[i]);
+	free(slots);
+}
+
+/* Every backlog slot gets its socket object now, as a socket set with a listen
+ * backlog has them: connections land on them (sock_on_accept). */
 int listen(int fd, int backlog)
 {
 	GET_SOCK(fd);
@@ -140,6 +151,13 @@ int listen(int fd, int backlog)
 	s->pending = calloc((size_t)backlog, sizeof *s->pending);
 	if (!s->pending)
 		return fail(ENOMEM);
+	for (int i = 0; i < backlog; i++) {
+		if (!(s->pending[i] = sock_new_slot())) {
+			free_slots(s->pending, i);
+			s->pending = NULL;
+			return fail(ENOMEM);
+		}
+	}
 	tcp_err(s->pcb, NULL);
 	err_t err;
 	struct tcp_pcb *lpcb = tcp_listen_with_backlog_and_err(s->pcb, 255, &err);
@@ -147,7 +165,7 @@ int listen(int fd, int backlog)
 		/* The bound pcb is still ours. ERR_USE: with SO_REUSEADDR, bind let
 		 * a second socket have the port, but only one may listen on it. */
 		tcp_err(s->pcb, sock_on_err);
-		free(s->pending);
+		free_slots(s->pending, backlog);
 		s->pending = NULL;
 		return fail(err == ERR_USE ? EADDRINUSE : ENOMEM);
 	}
@@ -170,9 +188,18 @@ static void fill_sockaddr(struct sockaddr *addr, socklen_t *len, const ip_addr_t
 	*len = sizeof sin;
 }
 
+/* Whether accept() finds a connection. The idea-accept-skip variant counts
+ * the waiting connections so that an empty backlog is not walked. */
+static bool accept_ready(struct sock *l)
+{
+	if (IDEA_ACCEPT_SKIP && l->pending_count == 0)
+		return false;
+	return sock_listener_ready(l);
+}
+
 static bool accept_ready_cb(void *arg)
 {
-	return sock_listener_ready(arg);
+	return accept_ready(arg);
 }
 
 int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
@@ -184,13 +211,16 @@ int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 		return fail(EINVAL);
 	executor_poll();
 	sock_touched(s);
-	while (!sock_listener_ready(s)) {
+	while (!accept_ready(s)) {
 		if (s->nonblock)
 			return fail(EAGAIN);
 		block_on(accept_ready_cb, s, UINT64_MAX);
 	}
 	struct sock *c = s->pending[s->pending_head];
-	s->pending[s->pending_head] = NULL;
+	KASSERT(s->pending_count > 0 && c && c->state != SS_SLOT);
+	/* The slot gets a fresh socket; if memory is short now, sock_on_accept
+	 * tries again when a connection needs it. */
+	s->pending[s->pending_head] = sock_new_slot();
 	s->pending_head = (s->pending_head + 1) % s->backlog;
 	s->pending_count--;
 	s->accept_ready = s->pending_count > 0; /* stays up while connections wait */
@@ -416,12 +446,8 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	if (level == IPPROTO_TCP && name == TCP_NODELAY) {
 		/* TCP_NODELAY on means Nagle off. */
 		s->nodelay = v != 0;
-		if (s->pcb && s->state != SS_LISTENING) {
-			if (v)
-				tcp_nagle_disable(s->pcb);
-			else
-				tcp_nagle_enable(s->pcb);
-		}
+		if (s->pcb && s->state != SS_LISTENING)
+			sock_apply_nodelay(s->pcb, s->nodelay);
 		return 0;
 	}
 	return fail(ENOPROTOOPT);
@@ -448,7 +474,7 @@ int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	else if (level == SOL_SOCKET && name == SO_RCVBUF)
 		v = TCP_WND;
 	else if (level == IPPROTO_TCP && name == TCP_NODELAY)
-		v = s->pcb && s->state != SS_LISTENING ? tcp_nagle_disabled(s->pcb) != 0 : s->nodelay;
+		v = s->pcb && s->state != SS_LISTENING ? sock_read_nodelay(s->pcb) : s->nodelay;
 	else
 		return fail(ENOPROTOOPT);
 	memcpy(val, &v, sizeof v);

@@ -24,6 +24,10 @@ bool host_verbose;
 struct kstats stats; /* the executor's counters (kernel/stats.c in the guest) */
 
 uint64_t clock_ns(void) { return fake_now_ns; }
+uint64_t clock_realtime_ns(void) { return 1795000000ULL * NSEC_PER_SEC + fake_now_ns; }
+uint64_t clock_tsc_at(uint64_t ns) { (void)ns; return 0; } /* no spin: spin_us=0 */
+enum hypervisor cpu_hypervisor(void) { return HV_NONE; }
+const char *cpu_hypervisor_name(enum hypervisor hv) { (void)hv; return "none"; }
 u32_t sys_now(void) { return (u32_t)(fake_now_ns / 1000000); }
 u32_t sys_jiffies(void) { return sys_now(); }
 
@@ -120,6 +124,7 @@ void mem_get_stats(struct mem_stats *st) { memset(st, 0, sizeof *st); }
 /* No kernel timers besides lwIP's, which the network layer runs itself. */
 uint64_t timer_next_deadline(void) { return UINT64_MAX; }
 int timer_run_expired(void) { return 0; }
+void timer_program_oneshot(uint64_t deadline_ns) { (void)deadline_ns; }
 
 /* The harness's app never blocks (every descriptor is non-blocking), so a
  * park means a call waited where it must not. */

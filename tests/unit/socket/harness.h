@@ -17,6 +17,9 @@ extern uint64_t fake_now_ns;
 /* cpu_park() fails the test when a wait would run past this (a call that
  * blocks forever otherwise spins through lwIP's timers for ever). */
 extern uint64_t fake_park_limit_ns;
+/* timer_program_oneshot() calls (outside parks: the naive reload switch) and
+ * the last deadline given. */
+extern uint64_t fake_oneshot_programs, fake_oneshot_deadline;
 
 /* ---- loopnet.c: the network ---------------------------------------------------- */
 /* The one address (10.0.0.1/24); both ends of every connection use it. */

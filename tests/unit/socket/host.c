@@ -26,6 +26,13 @@ struct kstats stats; /* the executor's counters (kernel/stats.c in the guest) */
 volatile bool vnet_wake;
 
 uint64_t clock_ns(void) { return fake_now_ns; }
+/* The wall clock runs the fake clock from a date in 2026, as the RTC would. */
+#define FAKE_EPOCH_NS (1795000000ULL * NSEC_PER_SEC)
+uint64_t clock_realtime_ns(void) { return FAKE_EPOCH_NS + fake_now_ns; }
+/* The spin is off here (spin_us=0 below): its deadline never matters. */
+uint64_t clock_tsc_at(uint64_t ns) { (void)ns; return 0; }
+enum hypervisor cpu_hypervisor(void) { return HV_NONE; }
+const char *cpu_hypervisor_name(enum hypervisor hv) { (void)hv; return "none"; }
 u32_t sys_now(void) { return (u32_t)(fake_now_ns / 1000000); }
 u32_t sys_jiffies(void) { return sys_now(); }
 
@@ -98,6 +105,15 @@ int timer_run_expired(void)
 	return 0;
 }
 
+/* The one-shot: the harness's cpu_park does not program it (time jumps
+ * instead); what programs it outside a park is recorded for the tests. */
+uint64_t fake_oneshot_programs, fake_oneshot_deadline;
+void timer_program_oneshot(uint64_t deadline_ns)
+{
+	fake_oneshot_programs++;
+	fake_oneshot_deadline = deadline_ns;
+}
+
 /* Parking is where time passes: jump to the deadline. A wait with no deadline
  * and nothing on the wire would never end: fail instead of hanging. */
 void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
@@ -115,6 +131,7 @@ void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
 
 /* The "device" is loopnet's queue: turning the interrupt on reports frames
  * that are already waiting, as the driver does. */
+bool vnet_rx_pending(void) { return loopnet_queued() > 0; }
 bool vnet_rx_irq_enable(bool on)
 {
 	return on && loopnet_queued() > 0;
