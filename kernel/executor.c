@@ -12,9 +12,9 @@
  * I/O thread needs to hand us the very frame we spin for; under KVM (and on
  * hardware) PAUSE is what a polite spin is made of. So the spin relaxes with
  * PAUSE except under TCG, where a compiler barrier does (kernel option
- * spin_relax=pause|barrier overrides). Either way one turn costs two loads and
- * a compare: the device's used index and the TSC against a deadline worked
- * out before the spin began.
+ * spin_relax=pause|barrier overrides). Either way one turn costs a load and a
+ * compare of the device's used index, and every SPIN_BATCH turns the TSC is
+ * compared with a deadline worked out before the spin began.
  *
  * Each design switch (switches.h) has its naive side here: the timed wait
  * (1), polling when due (4), the spin (9) and the one-shot's reloads (10).
@@ -29,6 +29,8 @@
 /* The naive spin's backoff: 2^step PAUSEs at step 0..BACKOFF_STEPS-1, 2,047
  * in all, the "about 2,000 pause exits" of the write-up, before it parks. */
 #define BACKOFF_STEPS 11
+/* Looks at the device's ring between two reads of the clock in the spin. */
+#define SPIN_BATCH 32
 
 enum spin_relax {
 	RELAX_PAUSE,   /* PAUSE: hardware and KVM */
@@ -119,16 +121,21 @@ static bool spin(uint64_t deadline_ns)
 	uint64_t until = clock_tsc_at(until_ns);
 	bool hit = false;
 	for (;;) {
-		stats.spins++;
-		if (source->device_ready()) {
-			stats.spin_hits++;
-			hit = true;
-			break;
+		/* The clock is read once per SPIN_BATCH looks at the ring: under TCG,
+		 * RDTSC is a call into QEMU that takes a lock. */
+		for (int i = 0; i < SPIN_BATCH; i++) {
+			stats.spins++;
+			if (source->device_ready()) {
+				stats.spin_hits++;
+				hit = true;
+				goto out;
+			}
+			spin_relax();
 		}
 		if (rdtsc() >= until)
 			break;
-		spin_relax();
 	}
+out:
 	stats_phase_add(PHASE_SPIN, cpu_cycles() - t0);
 	return hit;
 }

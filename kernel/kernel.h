@@ -156,6 +156,34 @@ int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns);
 /* One non-blocking turn: poll the source if due, run expired timers. */
 bool executor_poll(void);
 
+/* ---- where one request's time goes (trace.c) ---------------------------------
+ * Points on the path of one request, in order. trace_mark() costs a load and a
+ * compare unless a sample waits for exactly that point. */
+enum trace_point {
+	TP_FRAME,  /* the driver hands a received frame to the netif */
+	TP_INPUT,  /* the frame, in a pbuf, goes into lwIP */
+	TP_QUEUE,  /* a socket queues the data lwIP delivers */
+	TP_POLL,   /* poll() returns with a descriptor ready */
+	TP_READ,   /* read() copies the request out */
+	TP_WRITEV, /* the answer's write/writev starts */
+	TP_EGRESS, /* the egress pass dispatches the socket */
+	TP_OUTPUT, /* tcp_output for it */
+	TP_PUBLISH, /* the answer's frame is on the transmit ring, its index published */
+	TP_KICK,   /* the device notified (an MMIO write), or told it needs none */
+	NTRACE,
+};
+struct trace_state {
+	enum trace_point next; /* the point the sample in progress waits for */
+};
+extern struct trace_state trace_state;
+void trace_record(enum trace_point p);
+static inline void trace_mark(enum trace_point p)
+{
+	if (p == TP_FRAME || trace_state.next == p) /* every frame counts toward the sampling */
+		trace_record(p);
+}
+void trace_print(void); /* one 'trace:' line: each stage's median and p90 */
+
 /* ---- interrupts ------------------------------------------------------------ */
 typedef void (*irq_handler_t)(void *arg);
 /* A free interrupt vector bound to handler(arg), or -1. Handlers run with

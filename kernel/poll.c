@@ -56,11 +56,14 @@ int poll(struct pollfd *fds, nfds_t nfds, int timeout_ms)
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : clock_ns() + (uint64_t)timeout_ms * 1000000;
 	if (timeout_ms == 0) {
 		executor_poll(); /* a zero timeout still lets pending work land */
-		scan(&ps);
+		if (scan(&ps))
+			trace_mark(TP_POLL);
 		return ps.ready;
 	}
 	if (block_on(scan, &ps, deadline) < 0)
 		scan(&ps); /* timed out: report the final state (normally 0) */
+	if (ps.ready)
+		trace_mark(TP_POLL);
 	return ps.ready;
 }
 

@@ -14,6 +14,7 @@
 #include "lwip/pbuf.h"
 #include "lwip/stats.h"
 #include "drivers/virtio/virtio.h"
+#include "kernel/kernel.h"
 #include "net_internal.h"
 
 /* An Ethernet frame without FCS: 1500 bytes of payload + 14 of header. */
@@ -106,6 +107,7 @@ static bool input_frame(struct netif *netif, const void *frame, size_t len)
 		return false;
 	}
 	pbuf_take(p, frame, (u16_t)len);
+	trace_mark(TP_INPUT);
 	if (netif->input(p, netif) != ERR_OK) {
 		pbuf_free(p);
 		net_counters.rx_drop_input++;
@@ -118,6 +120,7 @@ static bool input_frame(struct netif *netif, const void *frame, size_t len)
 void net_netif_deliver(void *ctx, const void *frame, size_t len)
 {
 	struct netif *netif = ctx;
+	trace_mark(TP_FRAME);
 	if (len > ETH_FRAME_MAX_RX) {
 		net_counters.rx_drop_too_long++;
 		LINK_STATS_INC(link.drop);

@@ -109,6 +109,7 @@ static bool egress_one(struct sock *s, bool force)
 	bool queued = false;
 	if (!pcb || s->state == SS_LISTENING || s->state == SS_CONNECTING)
 		return true;
+	trace_mark(TP_EGRESS);
 	while (s->tx_len) {
 		size_t room = tcp_sndbuf(pcb);
 		if (room == 0 || tcp_sndqueuelen(pcb) >= TCP_SND_QUEUELEN - 1)
@@ -165,6 +166,7 @@ static bool egress_one(struct sock *s, bool force)
 			s->fin_sent = true;
 	}
 	if ((queued || force) && s->pcb) {
+		trace_mark(TP_OUTPUT);
 		tcp_output(pcb);
 		CNT.outputs++;
 		/* Data left unsent behind unacknowledged data with Nagle on waits for
@@ -178,17 +180,19 @@ static bool egress_one(struct sock *s, bool force)
 
 /* One socket the pass looks at: a visit reads its state; a dispatch moves its
  * bytes (egress_one). With naive deadlines a connection lwIP holds a timer
- * for is dispatched too and stays listed. */
+ * for is dispatched too (tcp_output) and stays listed. True when bytes or a
+ * FIN moved: a dispatch for a deadline alone is work, not progress. */
 static bool visit(struct sock *s)
 {
 	CNT.sockets_visited++;
+	bool work = has_work(s);
 	bool deadline = !SW_EGRESS_DEADLINES && has_deadline(s);
-	if (!has_work(s) && !deadline)
+	if (!work && !deadline)
 		return false;
 	CNT.dispatches++;
 	if (egress_one(s, deadline) && !SW_EGRESS_DEADLINES && has_deadline(s))
 		sock_mark_egress(s);
-	return true;
+	return work;
 }
 
 /* Visit the listed sockets, or, naively, every socket (a listener's backlog

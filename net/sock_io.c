@@ -70,6 +70,7 @@ long sock_read(void *obj, void *buf, size_t len)
 	}
 	s->rx_off = (uint16_t)off;
 	s->rx_len -= got;
+	trace_mark(TP_READ);
 	if (s->pcb)
 		tcp_recved(s->pcb, (u16_t)got); /* the window opens as the app reads */
 	return (long)got;
@@ -103,6 +104,7 @@ static int send_blocker(struct sock *s)
  * then one flush. Blocks (blocking sockets) until everything is taken. */
 static long send_pieces(struct sock *s, const struct iovec *iov, int n)
 {
+	trace_mark(TP_WRITEV);
 	int e = send_blocker(s);
 	if (e)
 		return -e;

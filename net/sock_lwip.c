@@ -87,6 +87,7 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 		}
 		return ERR_OK;
 	}
+	trace_mark(TP_QUEUE);
 	if (s->rx)
 		pbuf_cat(s->rx, p);
 	else

@@ -122,6 +122,7 @@ int sock_net_start(void)
 {
 	if (sk.started)
 		return 0;
+	stats_register(trace_print); /* printed after the network's own reports */
 	int r = net_init();
 	if (r < 0)
 		return -ENETDOWN;

@@ -9,6 +9,8 @@
 #                       third-party library built for the host), linked in
 #   UNIT_DEPS_NAME   := further files whose change rebuilds it (headers,
 #                       sources it #includes rather than lists)
+#   UNIT_MAIN_NAME   := the test's own source when it is not tests/unit/test_NAME.c
+#                       (one source built several ways, e.g. test_switches.c)
 #   UNIT_ORDER_NAME  := order-only prerequisites: what must exist first but
 #                       whose timestamp does not matter, e.g. $(LWIP_STAMP) so
 #                       a fresh clone fetches lwIP before compiling against it
@@ -29,11 +31,11 @@ include tests/unit/unit.mk
 UNIT_BINS    := $(UNIT_TESTS:%=$(BUILD)/tests/unit/test_%)
 
 define unit_rule
-$(BUILD)/tests/unit/test_$(1): tests/unit/test_$(1).c $(UNIT_SRCS_$(1)) $(UNIT_LIBS_$(1)) $(UNIT_DEPS_$(1)) \
-		$(wildcard tests/unit/*.h) | $(PKG_STAMP) $(UNIT_ORDER_$(1))
+$(BUILD)/tests/unit/test_$(1): $(or $(UNIT_MAIN_$(1)),tests/unit/test_$(1).c) $(UNIT_SRCS_$(1)) \
+		$(UNIT_LIBS_$(1)) $(UNIT_DEPS_$(1)) $(wildcard tests/unit/*.h) | $(PKG_STAMP) $(UNIT_ORDER_$(1))
 	@mkdir -p $$(@D)
-	$(HOST_CC) $(UNIT_CFLAGS) $(UNIT_CFLAGS_$(1)) -o $$@ tests/unit/test_$(1).c $(UNIT_SRCS_$(1)) \
-		$(UNIT_LIBS_$(1)) -lcmocka
+	$(HOST_CC) $(UNIT_CFLAGS) $(UNIT_CFLAGS_$(1)) -o $$@ $(or $(UNIT_MAIN_$(1)),tests/unit/test_$(1).c) \
+		$(UNIT_SRCS_$(1)) $(UNIT_LIBS_$(1)) -lcmocka
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
 

@@ -249,12 +249,15 @@ int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie)
 	vq_add(&nic.tx.vq, b, nseg + 1, 0, cookie);
 	nic.st.tx_frames++;
 	nic.st.tx_bytes += total;
-	if (vq_kick_prepare(&nic.tx.vq)) {
+	bool kick = vq_kick_prepare(&nic.tx.vq);
+	trace_mark(TP_PUBLISH);
+	if (kick) {
 		virtio_pci_notify(&nic.tx.vq);
 		nic.st.tx_kicks++;
 	} else {
 		nic.st.kicks_suppressed++;
 	}
+	trace_mark(TP_KICK);
 	return 0;
 }
 

@@ -17,6 +17,15 @@ UNIT_SRCS_memmap := kernel/memmap.c
 UNIT_TESTS += timerq
 UNIT_SRCS_timerq := kernel/timerq.c
 
+# The one-shot's reloads (kernel/timer.c, included by the test), both ways.
+UNIT_TESTS += timer timer_naive
+UNIT_SRCS_timer := kernel/timerq.c
+UNIT_DEPS_timer := kernel/timer.c kernel/switches.h
+UNIT_SRCS_timer_naive := kernel/timerq.c
+UNIT_DEPS_timer_naive := kernel/timer.c kernel/switches.h
+UNIT_MAIN_timer_naive := tests/unit/test_timer.c
+UNIT_CFLAGS_timer_naive := -DSW_TIMER_NO_RELOAD=0
+
 UNIT_TESTS += virtqueue
 UNIT_SRCS_virtqueue := drivers/virtio/virtqueue.c
 
@@ -26,7 +35,7 @@ UNIT_SRCS_virtqueue := drivers/virtio/virtqueue.c
 include tests/unit/socket/lwip.mk
 SOCKET_TEST_SRCS := tests/unit/socket/probe.c tests/unit/socket/host.c tests/unit/socket/loopnet.c \
                     tests/unit/socket/pairs.c tests/unit/socket/fdcalls.c $(NET_SOCKET_SRCS) \
-                    net/inet.c net/udp.c net/tcp_hooks.c kernel/fd.c kernel/poll.c kernel/executor.c
+                    net/inet.c net/udp.c net/tcp_hooks.c kernel/fd.c kernel/poll.c kernel/executor.c kernel/trace.c
 SOCKET_TEST_DEPS := $(wildcard tests/unit/socket/*.h net/*.h kernel/*.h kernel/include/*.h \
                     kernel/include/sys/*.h net/include/*/*.h)
 
@@ -37,11 +46,18 @@ UNIT_LIBS_socket := $(LWIP_HOST_LIB)
 UNIT_DEPS_socket := $(SOCKET_TEST_DEPS)
 UNIT_ORDER_socket := $(LWIP_STAMP)
 
-# The same layer built with the naive switches the default tests rule out:
-# writev sends each piece on its own, and reading or polling marks a socket.
-UNIT_TESTS += socket_naive
-UNIT_SRCS_socket_naive := $(SOCKET_TEST_SRCS)
-UNIT_CFLAGS_socket_naive := $(SOCKET_TEST_INCLUDES) -DSW_WRITEV_ONE_SEND=0 -DSW_READ_NO_MARK=0
-UNIT_LIBS_socket_naive := $(LWIP_HOST_LIB)
-UNIT_DEPS_socket_naive := $(SOCKET_TEST_DEPS)
-UNIT_ORDER_socket_naive := $(LWIP_STAMP)
+# Each design switch on its naive side (kernel/switches.h), one build per
+# switch with only that one off, one with all on and one with all off
+# (tests/unit/test_switches.c; names and macros from mk/variants.mk).
+define switches_test
+UNIT_TESTS += switches_$(1)
+UNIT_SRCS_switches_$(1) := $$(SOCKET_TEST_SRCS)
+UNIT_CFLAGS_switches_$(1) := $$(SOCKET_TEST_INCLUDES) $(2)
+UNIT_LIBS_switches_$(1) := $$(LWIP_HOST_LIB)
+UNIT_DEPS_switches_$(1) := $$(SOCKET_TEST_DEPS)
+UNIT_ORDER_switches_$(1) := $$(LWIP_STAMP)
+UNIT_MAIN_switches_$(1) := tests/unit/test_switches.c
+endef
+$(eval $(call switches_test,all,))
+$(eval $(call switches_test,baseline,$(foreach s,$(SWITCH_NAMES),-D$(SWITCH_MACRO_$(s))=0)))
+$(foreach s,$(SWITCH_NAMES),$(eval $(call switches_test,naive_$(s),-D$(SWITCH_MACRO_$(s))=0)))

@@ -20,6 +20,15 @@ extern uint64_t fake_park_limit_ns;
 /* timer_program_oneshot() calls (outside parks: the naive reload switch) and
  * the last deadline given. */
 extern uint64_t fake_oneshot_programs, fake_oneshot_deadline;
+/* An unrelated interrupt at fake_wake_at_ns ends the park that reaches it
+ * (UINT64_MAX: none); with a period, another comes that much later. The
+ * earliest and latest deadlines parks were given. socket_test_setup resets
+ * all four. */
+extern uint64_t fake_wake_at_ns, fake_wake_period_ns;
+extern uint64_t fake_park_min_deadline, fake_park_max_deadline;
+extern uint64_t fake_parks; /* cpu_park calls that parked (the wake flag was down) */
+/* vnet_rx_irq_enable(true) calls: how often a wait turned the interrupt on. */
+extern uint64_t fake_irq_arms;
 
 /* ---- loopnet.c: the network ---------------------------------------------------- */
 /* The one address (10.0.0.1/24); both ends of every connection use it. */
@@ -57,6 +66,10 @@ void settle_ms(unsigned ms);
 struct tcp_pcb;
 struct tcp_pcb *probe_pcb(int fd);   /* NULL when none (or not a socket) */
 bool probe_on_egress(int fd);
+/* Whether fd's socket is really linked on the egress list (not just flagged). */
+bool probe_on_egress_list(int fd);
+/* The listener's backlog size and its slot sockets that hold connections. */
+int probe_backlog(int fd);
 size_t probe_tx_len(int fd);
 /* Sockets that hold bytes (or a FIN) to send, are off the egress list and
  * are not blocked on lwIP's send window: each one is a send that nothing will

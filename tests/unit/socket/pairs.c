@@ -90,6 +90,10 @@ int socket_test_setup(void **state)
 {
 	(void)state;
 	fake_park_limit_ns = fake_now_ns + 120 * NSEC_PER_SEC;
+	fake_wake_at_ns = UINT64_MAX;
+	fake_wake_period_ns = 0;
+	fake_park_min_deadline = UINT64_MAX;
+	fake_park_max_deadline = 0;
 	seglog_clear();
 	return 0;
 }

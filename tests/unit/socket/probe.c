@@ -3,6 +3,10 @@
  * membership, send-buffer fill, the pcb) that the invariant tests check,
  * through the layer's own private header (net/sock.h).
  */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
 #include "net/sock.h"
 #include "tests/unit/socket/harness.h"
 
@@ -22,6 +26,23 @@ bool probe_on_egress(int fd)
 {
 	struct sock *s = probe_sock(fd);
 	return s && s->on_egress;
+}
+
+bool probe_on_egress_list(int fd)
+{
+	struct sock *s = probe_sock(fd);
+	int n = 0;
+	bool found = false;
+	for (struct sock *e = sk.egress_head; e; e = e->egress_next, n++)
+		found |= e == s;
+	assert_int_equal(n, sk.egress_len);
+	return found;
+}
+
+int probe_backlog(int fd)
+{
+	struct sock *s = probe_sock(fd);
+	return s ? s->backlog : -1;
 }
 
 size_t probe_tx_len(int fd)
