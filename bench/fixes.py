@@ -33,9 +33,9 @@ from counters import KEY_RATIOS  # noqa: E402
 # The switches in the write-up's order, as mk/variants.mk names them
 # (SWITCH_NAMES; tests/integration/61-bench-fixes.sh checks they agree), with
 # the step's name in the tables.
-SWITCHES = [("writev", "writev"), ("poll-when-due", "poll when due"),
-            ("egress-list", "egress list"), ("deadlines", "deadlines"),
-            ("no-mark", "no-mark"), ("listener-flag", "listener flag"),
+SWITCHES = [("timed-wait", "timed waits"), ("writev", "writev"), ("nodelay", "NODELAY"),
+            ("poll-when-due", "poll when due"), ("egress-list", "egress list"),
+            ("deadlines", "deadlines"), ("no-mark", "no-mark"), ("listener-flag", "listener flag"),
             ("spin-park", "spin-then-park"), ("timer-reload", "timer reload")]
 # Key ratios as the counters tables name them.
 RATIO_TITLES = {
@@ -55,7 +55,7 @@ def step_rows(guests):
     for i, (sw, label) in enumerate(SWITCHES, start=1):
         if i < len(SWITCHES):
             rows.append((f"+{label}", f"step{i}-{sw}"))
-        else:  # the last step is every switch on: `all` (step8-... is the same build)
+        else:  # the last step is every switch on: `all` (step10-... is the same build)
             last = "all" if "all" in guests or f"step{i}-{sw}" not in guests else f"step{i}-{sw}"
             rows.append((f"+{label} (all)", last))
     rows = [(label, g) for label, g in rows if g in guests]

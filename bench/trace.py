@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""trace.py: where the time of one request goes, from the kernel's trace line.
+
+    bench/trace.py [--guest NAME] [--load LOAD] RESULTS_DIR
+
+The unikernel samples requests (kernel/trace.c) and, on each Ctrl-T that
+bench/run-bench sends after a load, prints one line such as
+
+    trace: samples 755 (abandoned 0), last 256, stage us median/p90:
+        frame>input 0.98/1.19 input>queue 6.62/7.64 ... publish>kick 65.9/87.5; sum ...
+
+for the last (up to) 256 samples, which after a load of a few seconds are
+that load's. This reads every RESULTS_DIR/raw/*.counters file, takes the line
+printed after each load, and writes RESULTS_DIR/trace.md: for each guest and
+load, each stage's median microseconds over the repetitions (the median of the
+per-repetition medians, with their min-max), the stage's share of the sum, and
+the sum. --guest/--load print one such table to stdout instead. The sampler
+follows one request at a time, so read it for one connection (k1); at higher
+concurrency stages interleave. Standard library only.
+"""
+import argparse
+import glob
+import os
+import re
+import statistics
+import sys
+
+TRACE = re.compile(r"^trace: samples (\d+) \(abandoned (\d+)\), last (\d+), stage us median/p90:(.*)$")
+STAGE = re.compile(r"([a-z]+>[a-z]+) ([0-9.]+)/([0-9.]+)")
+HEADER = re.compile(r"^# rep (\S+) backend (\S+) guest (\S+)")
+
+
+def parse_file(path):
+    """[(rep, backend, guest, mark, {stage: (median, p90)}, samples)] of one counters file."""
+    out = []
+    rep = backend = guest = mark = None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.strip()
+            m = HEADER.match(line)
+            if m:
+                rep, backend, guest = m.groups()
+                continue
+            if line.startswith("@ "):
+                mark = line[2:].strip()
+                continue
+            m = TRACE.match(line)
+            if m and mark and mark != "start":
+                stages = {name: (float(med), float(p90)) for name, med, p90 in STAGE.findall(m.group(4))}
+                if stages:
+                    out.append((rep, backend, guest, mark, stages, int(m.group(3))))
+    return out
+
+
+def collect(results):
+    """{(backend, guest, load): [(rep, stages, samples)]} from every counters file."""
+    table = {}
+    for path in sorted(glob.glob(os.path.join(results, "raw", "*.counters"))):
+        for rep, backend, guest, load, stages, n in parse_file(path):
+            table.setdefault((backend, guest, load), []).append((rep, stages, n))
+    return table
+
+
+def breakdown(rows):
+    """[(stage, median, lo, hi, share)] and the sum of medians, over repetitions."""
+    names = []
+    for _, stages, _ in rows:
+        for name in stages:
+            if name not in names:
+                names.append(name)
+    out = []
+    for name in names:
+        vals = [stages[name][0] for _, stages, _ in rows if name in stages]
+        out.append((name, statistics.median(vals), min(vals), max(vals)))
+    total = sum(med for _, med, _, _ in out)
+    return [(n, med, lo, hi, 100 * med / total if total else 0) for n, med, lo, hi in out], total
+
+
+def md(backend, guest, load, rows):
+    parts, total = breakdown(rows)
+    reps = len(rows)
+    lines = [f"### {guest}, {load}, back-end {backend} ({reps} repetition(s), "
+             f"{min(n for _, _, n in rows)}-{max(n for _, _, n in rows)} samples each)", "",
+             "| stage | us, median (min-max) | share |", "|---|---|---|"]
+    for name, med, lo, hi, share in parts:
+        lines.append(f"| {name} | {med:.2f} ({lo:.2f}-{hi:.2f}) | {share:.0f}% |")
+    lines.append(f"| sum of medians | {total:.2f} | |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results")
+    ap.add_argument("--guest")
+    ap.add_argument("--load")
+    args = ap.parse_args()
+    table = collect(args.results)
+    if args.guest or args.load:
+        keys = [k for k in table if (not args.guest or k[1] == args.guest) and (not args.load or k[2] == args.load)]
+        if not keys:
+            sys.exit(f"trace.py: no trace lines for guest {args.guest} load {args.load} in {args.results}")
+        for k in sorted(keys):
+            print(md(*k, table[k]))
+        return
+    if not table:
+        print(f"trace.py: no trace lines in {args.results}/raw/*.counters", file=sys.stderr)
+        return
+    doc = ["# Where the time of one request goes", "",
+           "Per-stage microseconds from the kernel's sampled requests (kernel/trace.c), "
+           "the median over repetitions of each dump's median; read k1 (one connection) first.", ""]
+    for k in sorted(table):
+        doc.append(md(*k, table[k]))
+    with open(os.path.join(args.results, "trace.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(doc))
+    print(f"trace: {os.path.join(args.results, 'trace.md')}")
+
+
+if __name__ == "__main__":
+    main()
