@@ -47,23 +47,27 @@ bool net_poll(void)
 
 bool net_work_pending(void)
 {
-	return vnet_rx_pending() || sys_timeouts_sleeptime() == 0;
-}
-
-uint64_t net_next_deadline_ns(void)
-{
-	u32_t wait_ms = sys_timeouts_sleeptime();
-	if (wait_ms == SYS_TIMEOUTS_SLEEPTIME_INFINITE)
-		return UINT64_MAX;
-	/* lwIP's timer is due once its clock, sys_now(), reaches now + wait_ms.
-	 * sys_now() is the same milliseconds in 32 bits: it wraps after 49.7
-	 * days, and a deadline built from it would then lie in the past. */
-	return (clock_ns() / 1000000 + wait_ms) * 1000000;
+	return vnet_rx_pending() || vnet_service_due() || sys_timeouts_sleeptime() == 0;
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
+}
+
+/* The earlier of lwIP's next timer and the driver's next look (its transmit
+ * watchdog while frames are outstanding, so a CPU that parks with frames
+ * the device has not taken wakes in time to notify it again). */
+uint64_t net_next_deadline_ns(void)
+{
+	uint64_t driver = vnet_next_deadline_ns();
+	u32_t wait_ms = sys_timeouts_sleeptime();
+	if (wait_ms == SYS_TIMEOUTS_SLEEPTIME_INFINITE)
+		return driver;
+	/* lwIP's timer is due once its clock, sys_now(), reaches now + wait_ms.
+	 * sys_now() is the same milliseconds in 32 bits: it wraps after 49.7
+	 * days, and a deadline built from it would then lie in the past. */
+	return min_u64(driver, (clock_ns() / 1000000 + wait_ms) * 1000000);
 }
 
 void net_wait(uint64_t deadline_ns)

@@ -32,10 +32,12 @@ int net_init(void);
  * anything was done. */
 bool net_poll(void);
 
-/* O(1): whether net_poll() has work now (frames received or a timer due). */
+/* O(1): whether net_poll() has work now (frames received, a timer due, or the
+ * driver's own: a lost notification to repair, its transmit watchdog). */
 bool net_work_pending(void);
 
-/* clock_ns() time of lwIP's next timer, UINT64_MAX when none is armed. */
+/* clock_ns() time of lwIP's next timer or the driver's next look (while the
+ * device has frames outstanding), UINT64_MAX when neither is due. */
 uint64_t net_next_deadline_ns(void);
 
 /* Park the CPU until a frame arrives, lwIP's next timer is due, a kernel

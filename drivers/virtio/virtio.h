@@ -38,7 +38,13 @@ struct vnet_stats {
 	uint64_t tx_bad_len;            /* vnet_tx refused: longer than a frame, or shorter than its header */
 	uint64_t rx_refills, rx_kicks, tx_kicks, kicks_suppressed;
 	uint64_t rx_interrupts, tx_interrupts, config_interrupts;
-	uint64_t tx_watchdog_kicks;     /* notifies sent because the tx ring stood still */
+	uint64_t tx_watchdog_kicks;     /* notifies sent because the tx ring stood still: */
+	uint64_t tx_watchdog_lost;      /*   the device waited for an entry published since the last notify */
+	uint64_t tx_watchdog_late;      /*   it had been notified of everything it waited for */
+	uint64_t rx_kicks_repaired;     /* notifies the rings' state showed were owed (lost kicks) */
+	uint64_t tx_kicks_repaired;
+	uint64_t rx_lost_interrupts;    /* waits of 1 ms or more that ended with frames waiting and no rx interrupt */
+	uint64_t kicks_dropped;         /* notifies left unsent by fault injection (vnet_drop_kicks) */
 };
 
 /* Find and start the device. 0, or a negative errno after printing why. */
@@ -63,8 +69,17 @@ void vnet_set_tx_done(vnet_tx_done_fn done);
 int vnet_tx_reclaim(void);
 
 /* Receive interrupt on or off (a poll loop runs with it off). Turning it on
- * returns true when buffers arrived meanwhile: re-check before parking. */
+ * returns true when buffers arrived meanwhile: re-check before parking. It
+ * also sends any notification the rings show the device is owed (the CPU
+ * may park next). */
 bool vnet_rx_irq_enable(bool on);
+
+/* O(1): the driver needs a poll although no frame arrived: a notification the
+ * device is owed (lost), or the transmit watchdog's deadline has passed. */
+bool vnet_service_due(void);
+/* clock_ns() time by which the driver needs a poll (the transmit watchdog's
+ * deadline while frames are outstanding); UINT64_MAX when none. */
+uint64_t vnet_next_deadline_ns(void);
 /* Set by the device's interrupt handlers; the waiter clears it. */
 extern volatile bool vnet_wake;
 

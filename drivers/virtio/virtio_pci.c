@@ -171,6 +171,11 @@ void virtio_pci_driver_ok(struct virtio_pci *vp)
 	wr8(vp, COMMON_STATUS, (uint8_t)(rd8(vp, COMMON_STATUS) | VIRTIO_STATUS_DRIVER_OK));
 }
 
+void virtio_pci_barrier(struct virtio_pci *vp)
+{
+	(void)rd8(vp, COMMON_STATUS); /* no side effect on the device */
+}
+
 void virtio_pci_notify(struct virtqueue *vq)
 {
 	*vq->notify = vq->index; /* one MMIO write: the doorbell found at set-up */

@@ -51,6 +51,10 @@ int virtio_pci_config_vector(struct virtio_pci *vp, uint16_t msix);
 void virtio_pci_driver_ok(struct virtio_pci *vp);
 void virtio_pci_fail(struct virtio_pci *vp, const char *why);
 void virtio_pci_notify(struct virtqueue *vq);
+/* Read a device register for its side effect on ordering: the exit to the
+ * hypervisor (under QEMU's TCG, its global lock) makes our earlier stores
+ * visible before our later loads even where a guest fence is not. */
+void virtio_pci_barrier(struct virtio_pci *vp);
 uint8_t virtio_pci_status(struct virtio_pci *vp);
 
 #endif

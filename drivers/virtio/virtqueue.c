@@ -10,6 +10,30 @@
  * the two places where a store must be seen before a later load (avail idx
  * before reading avail_event, used_event before re-reading used idx) take a
  * full fence.
+ *
+ * Lost notifications. Each side's handshake is "store my index, fence, load
+ * the other's wish": the driver stores avail idx and reads avail_event; the
+ * device, going back to waiting, stores avail_event and reads avail idx
+ * again. With both fences working, at least one of the two sees the other's
+ * store. Where a fence does nothing (QEMU before 8.1 under TCG with one
+ * possible CPU emits no host barrier for it; see virtio_net.c), both loads
+ * can pass both stores: the driver reads an old avail_event and decides no
+ * notify is due, the device reads the old avail idx and waits for a notify
+ * that never comes. Afterwards the state says so, and stays so: avail_event
+ * names an entry we published after our last notify (notified_avail_idx),
+ * and the device's used index has reached it (it has finished everything
+ * before it). vq_kick_owed() tests exactly that. Normal operation never shows
+ * it for long: a device that is working has its notifications off and
+ * avail_event frozen at the entry our last notify was for, or behind its used
+ * index; a device that went back to waiting when our publish was visible to
+ * it either took the entries or was notified for them. A repair sets
+ * notified_avail_idx to what is published, so the same wish is repaired once.
+ *
+ * notified_avail_idx is kept within `size` entries of kicked_avail_idx: the
+ * device holds at most `size` chains, so its used index, and any entry it can
+ * wait for, lies in that window, and a last notify further back means the
+ * same as one at its edge; and 16-bit differences stay meaningful however
+ * long the device goes without a notify (a receive ring that never runs dry).
  */
 #include <stddef.h>
 #include "kernel/kernel.h"
@@ -19,9 +43,11 @@
 #define full_fence() __asm__ volatile("mfence" ::: "memory")
 
 static inline uint16_t *used_event(struct virtqueue *vq) { return &vq->avail->ring[vq->size]; }
-static inline volatile uint16_t *avail_event(struct virtqueue *vq)
+/* The device writes it; we only read it. */
+static inline uint16_t read_avail_event(const struct virtqueue *vq)
 {
-	return (volatile uint16_t *)&vq->used->ring[vq->size];
+	const char *after_ring = (const char *)vq->used->ring + sizeof(struct vring_used_elem) * vq->size;
+	return *(volatile const uint16_t *)after_ring;
 }
 static inline uint16_t read_used_idx(const struct virtqueue *vq)
 {
@@ -89,6 +115,11 @@ int vq_add(struct virtqueue *vq, const struct vq_buf *bufs, int nout, int nin, v
 	return 0;
 }
 
+static inline uint16_t read_used_flags(const struct virtqueue *vq)
+{
+	return *(volatile const uint16_t *)&vq->used->flags;
+}
+
 bool vq_kick_prepare(struct virtqueue *vq)
 {
 	uint16_t old = vq->kicked_avail_idx, new = vq->avail_idx;
@@ -98,17 +129,70 @@ bool vq_kick_prepare(struct virtqueue *vq)
 	full_fence(); /* the index is visible before we read the device's wish */
 	bool kick;
 	if (vq->event_idx) {
-		uint16_t event = *avail_event(vq);
+		uint16_t event = read_avail_event(vq);
 		/* Kick when the device's event index lies in [old, new). */
 		kick = (uint16_t)(new - event - 1) < (uint16_t)(new - old);
 	} else {
-		kick = !(*(volatile uint16_t *)&vq->used->flags & VRING_USED_F_NO_NOTIFY) && new != old;
+		kick = !(read_used_flags(vq) & VRING_USED_F_NO_NOTIFY) && new != old;
 	}
-	if (kick)
+	if (kick) {
 		vq->kicks++;
-	else
+		vq->notified_avail_idx = new;
+	} else {
 		vq->kicks_suppressed++;
+		/* Both parts are at most `size` (a batch is at most the ring), so
+		 * the sum cannot wrap in 32 bits. */
+		uint32_t unnotified = (uint32_t)(uint16_t)(old - vq->notified_avail_idx) + (uint16_t)(new - old);
+		if (unnotified > vq->size)
+			vq->notified_avail_idx = (uint16_t)(new - vq->size);
+	}
+	KASSERT((uint16_t)(vq->kicked_avail_idx - vq->notified_avail_idx) <= vq->size);
 	return kick;
+}
+
+bool vq_wish_unnotified(const struct virtqueue *vq)
+{
+	uint16_t published = vq->kicked_avail_idx;
+	uint16_t unnotified = (uint16_t)(published - vq->notified_avail_idx); /* at most size */
+	if (!vq->event_idx)
+		return unnotified != 0 && !(read_used_flags(vq) & VRING_USED_F_NO_NOTIFY);
+	/* The wished-for entry is published (behind > 0) and lies among those
+	 * published since the last notify. */
+	uint16_t behind = (uint16_t)(published - read_avail_event(vq));
+	return behind != 0 && behind <= unnotified;
+}
+
+bool vq_kick_owed(const struct virtqueue *vq)
+{
+	if (!vq_wish_unnotified(vq))
+		return false;
+	uint16_t used = read_used_idx(vq);
+	if (vq->event_idx)
+		return used == read_avail_event(vq); /* done up to the entry it waits for */
+	/* Without an event index the device does not say which entry; it waits
+	 * with work outstanding. */
+	return used != vq->kicked_avail_idx;
+}
+
+bool vq_kick_repair(struct virtqueue *vq)
+{
+	if (!vq_kick_owed(vq))
+		return false;
+	vq->notified_avail_idx = vq->kicked_avail_idx;
+	vq->kicks_repaired++;
+	return true;
+}
+
+void vq_kick_forced(struct virtqueue *vq)
+{
+	vq->notified_avail_idx = vq->kicked_avail_idx;
+}
+
+void vq_kick_dropped(struct virtqueue *vq, uint16_t notified_before)
+{
+	vq->notified_avail_idx = notified_before;
+	if ((uint16_t)(vq->kicked_avail_idx - notified_before) > vq->size)
+		vq->notified_avail_idx = (uint16_t)(vq->kicked_avail_idx - vq->size);
 }
 
 bool vq_has_used(const struct virtqueue *vq)

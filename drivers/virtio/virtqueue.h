@@ -4,9 +4,12 @@
  * suppression both ways (VIRTIO_F_EVENT_IDX when negotiated, flags otherwise).
  *
  * A virtqueue knows nothing of the transport: vq_kick_prepare() says whether
- * the device must be notified and the caller writes the notify register. It
- * never trusts the device: every used entry is checked before its id or length
- * is followed. No locks: one CPU, thread context only.
+ * the device must be notified and the caller writes the notify register;
+ * vq_kick_repair() says whether the ring's state shows a notification the
+ * device is owed although vq_kick_prepare() decided none was due (a lost
+ * notification, see virtqueue.c). It never trusts the device: every used
+ * entry is checked before its id or length is followed. No locks: one CPU,
+ * thread context only.
  */
 #ifndef VIRTQUEUE_H
 #define VIRTQUEUE_H
@@ -62,7 +65,11 @@ struct virtqueue {
 	uint16_t free_head;          /* first descriptor of the free list */
 	uint16_t num_free;           /* descriptors on it */
 	uint16_t avail_idx;          /* driver's copy of avail->idx */
-	uint16_t kicked_avail_idx;   /* avail_idx when we last decided about a kick */
+	uint16_t kicked_avail_idx;   /* avail_idx when we last decided about a kick
+	                              * (what avail->idx shows the device) */
+	uint16_t notified_avail_idx; /* avail->idx when the device was last notified;
+	                              * kept at most `size` behind kicked_avail_idx
+	                              * (an older one means the same: see virtqueue.c) */
 	uint16_t last_used;          /* next used entry to read */
 
 	/* Per head descriptor: what vq_add() was given, and the chain's shape,
@@ -74,7 +81,8 @@ struct virtqueue {
 
 	volatile uint16_t *notify;   /* the transport's doorbell for this queue */
 	uint64_t bad_used;           /* used entries rejected (bad id or length) */
-	uint64_t kicks, kicks_suppressed;
+	uint64_t kicks, kicks_suppressed; /* vq_kick_prepare's decisions */
+	uint64_t kicks_repaired;     /* notifications vq_kick_repair found owed */
 };
 
 /* Bytes of ring memory for `size` entries, and how it is laid out:
@@ -92,6 +100,24 @@ int vq_add(struct virtqueue *vq, const struct vq_buf *bufs, int nout, int nin, v
 /* Publish what vq_add() queued and say whether the device wants a notify:
  * decided over the whole batch since the last call (old and new avail idx). */
 bool vq_kick_prepare(struct virtqueue *vq);
+
+/* The device's state shows a notification it is owed: it asked (avail_event
+ * with EVENT_IDX, its used flags without) to be notified of an entry we have
+ * published since the last notify, and has finished everything before it.
+ * Loads only; safe to call at every poll. */
+bool vq_kick_owed(const struct virtqueue *vq);
+/* When vq_kick_owed(), record the notify as sent (counted in kicks_repaired)
+ * and return true: the caller then notifies. */
+bool vq_kick_repair(struct virtqueue *vq);
+/* The device asks to be notified of an entry published since the last notify
+ * (vq_kick_owed without "has finished everything before it"): what tells a
+ * lost notification from a late device when a watchdog fires. */
+bool vq_wish_unnotified(const struct virtqueue *vq);
+/* The caller notified the device outside vq_kick_prepare (a watchdog). */
+void vq_kick_forced(struct virtqueue *vq);
+/* The caller did not send the notify vq_kick_prepare asked for (fault
+ * injection); `notified_before` is notified_avail_idx from before that call. */
+void vq_kick_dropped(struct virtqueue *vq, uint16_t notified_before);
 
 /* True when the device has returned entries we have not read. */
 bool vq_has_used(const struct virtqueue *vq);

@@ -3,6 +3,9 @@
  * indexes. The driver side offers chains, then takes whatever the "device"
  * wrote; it must never hand back a cookie it did not give, never free a
  * descriptor twice (num_free stays within the ring) and never loop forever.
+ * The device also writes its avail_event as it likes, and the driver asks
+ * after every step whether a notification is owed (vq_kick_repair): never
+ * more repairs than publishes.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -38,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	size_t p = 0;
 	int given = 0;
+	uint64_t publishes = 0;
 	while (p + 11 <= size) { /* an op byte and 10 bytes of operands */
 		uint8_t op = data[p++];
 		if (op & 1) { /* the driver offers a chain of 1-3 buffers */
@@ -46,14 +50,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (int i = 0; i < n; i++)
 				b[i] = (struct vq_buf){ 0x1000u * (unsigned)(i + 1), (uint32_t)data[p + i] * 16 };
 			if (vq_add(&vq, b, nout, n - nout, &tokens[given % (SIZE * 4)]) == 0)
-				given++;
+				given++, publishes++;
 			vq_kick_prepare(&vq);
 		} else { /* the device writes an entry and moves its index, any way it likes */
 			struct vring_used_elem e;
 			memcpy(&e, data + p, sizeof e);
 			vq.used->ring[data[p + 8] % SIZE] = e;
 			vq.used->idx = (uint16_t)(vq.used->idx + data[p + 9] % 4);
+			uint16_t event = (uint16_t)(vq.used->idx - data[p + 9] / 4 % 8); /* near its used idx */
+			memcpy((char *)vq.used->ring + sizeof e * SIZE, &event, sizeof event);
 		}
+		vq_kick_repair(&vq);
+		if (vq.kicks_repaired > publishes)
+			abort();
 		p += 10;
 		void *c;
 		uint32_t len;

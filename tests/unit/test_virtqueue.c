@@ -1,8 +1,9 @@
 /*
  * test_virtqueue.c: the split virtqueue against a simulated device in host
  * memory: descriptor chains, index wrap-around at 65535, event-index kick
- * arithmetic, interrupt suppression, a full ring, and a device that returns
- * bad ids and lengths.
+ * arithmetic, interrupt suppression, a full ring, a device that returns
+ * bad ids and lengths, and the test that finds a lost notification (the
+ * device waits for an entry we published without a notify).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -292,6 +293,130 @@ static void hostile_device(void **state)
 	assert_int_equal(vq_num_free(&vq), SIZE - 1);
 }
 
+/* The device's state after the race of issue 12, and the states normal
+ * operation shows, against vq_kick_owed and vq_wish_unnotified. */
+static void owed_notification_states(void **state)
+{
+	(void)state;
+	struct {
+		uint16_t notified;  /* avail idx at our last notify */
+		uint16_t published; /* avail idx now */
+		uint16_t event;     /* the device's avail_event */
+		uint16_t used;      /* its used idx */
+		bool wish, owed;
+	} cases[] = {
+		{ 10, 12, 10, 10, true, true },     /* waits for 10, published since the notify at 10: lost */
+		{ 10, 12, 11, 11, true, true },     /* waits for 11, same */
+		{ 12, 12, 12, 12, false, false },   /* idle, everything taken */
+		{ 10, 12, 12, 12, false, false },   /* waits for the next entry: nothing owed yet */
+		{ 10, 12, 9, 9, false, false },     /* notified after the entry it waits for: late */
+		{ 10, 12, 11, 10, true, false },    /* asks for 11 but has not finished 10: working */
+		{ 10, 12, 13, 12, false, false },   /* asks beyond what is published */
+		{ 65534, 2, 65535, 65535, true, true }, /* across the wrap */
+		{ 65534, 2, 1, 1, true, true },
+		{ 65534, 2, 65533, 65533, false, false },
+		{ 2, 2, 1, 1, false, false },       /* nothing published since the notify */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		setup_vq(true);
+		vq.avail_idx = vq.kicked_avail_idx = cases[i].published;
+		vq.notified_avail_idx = cases[i].notified;
+		vq.avail->idx = cases[i].published;
+		*dev_avail_event() = cases[i].event;
+		vq.used->idx = cases[i].used;
+		vq.last_used = cases[i].used;
+		if (vq_wish_unnotified(&vq) != cases[i].wish || vq_kick_owed(&vq) != cases[i].owed)
+			fail_msg("case %zu: notified %u published %u event %u used %u: wish %d owed %d", i,
+				 cases[i].notified, cases[i].published, cases[i].event, cases[i].used,
+				 vq_wish_unnotified(&vq), vq_kick_owed(&vq));
+	}
+}
+
+/* The race's outcome, step by step: our publish read an old avail_event (no
+ * kick), the device then waits for that very entry. One repair, and only
+ * one, until more is published. */
+static void lost_kick_repaired_once(void **state)
+{
+	(void)state;
+	*dev_avail_event() = 0;
+	add_simple(0, 64);
+	assert_true(vq_kick_prepare(&vq)); /* the device waits at 0: notified */
+	assert_int_equal(dev_pop(), 0);
+	dev_push(0, 0);
+	/* The device goes back to waiting at 1, but we read its old wish. */
+	add_simple(1, 64);
+	assert_false(vq_kick_prepare(&vq));
+	assert_false(vq_kick_owed(&vq)); /* the device's store not yet seen */
+	*dev_avail_event() = 1;          /* now it is */
+	assert_true(vq_kick_owed(&vq));
+	assert_true(vq_kick_repair(&vq));
+	assert_int_equal(vq.kicks_repaired, 1);
+	assert_false(vq_kick_repair(&vq)); /* the same wish is not repaired twice */
+	assert_false(vq_kick_owed(&vq));
+	/* The device takes it and waits at 2; a publish that sees that kicks. */
+	assert_int_equal(dev_pop(), 1);
+	dev_push(1, 0);
+	*dev_avail_event() = 2;
+	add_simple(2, 64);
+	assert_true(vq_kick_prepare(&vq));
+	assert_false(vq_kick_owed(&vq));
+	assert_int_equal(vq.kicks_repaired, 1);
+}
+
+/* A receive ring the device never lets run dry: its avail_event stays where
+ * it was for 100,000 refills (QEMU leaves it alone while it has buffers), and
+ * the 16-bit window arithmetic never mistakes that for a wish. */
+static void frozen_event_never_owed(void **state)
+{
+	(void)state;
+	*dev_avail_event() = 0;
+	for (int k = 0; k < SIZE; k++)
+		add_simple(k, 64);
+	assert_true(vq_kick_prepare(&vq));
+	uint64_t kicks = vq.kicks;
+	for (int round = 0; round < 100000; round++) {
+		int head = dev_pop();
+		dev_push((uint32_t)head, 10);
+		void *c;
+		uint32_t len;
+		assert_int_equal(vq_get_used(&vq, &c, &len), 1);
+		assert_int_equal(vq_add(&vq, &(struct vq_buf){ 0x1000, 64 }, 0, 1, c), 0);
+		vq_kick_prepare(&vq);
+		if (vq_kick_owed(&vq))
+			fail_msg("round %d: owed with a frozen avail_event (published %u notified %u used %u)", round,
+				 vq.kicked_avail_idx, vq.notified_avail_idx, vq.used->idx);
+		assert_true((uint16_t)(vq.kicked_avail_idx - vq.notified_avail_idx) <= SIZE);
+	}
+	/* Only the batches that crossed avail_event 0 again notified: one per wrap. */
+	assert_int_equal(vq.kicks - kicks, 100000 / 65536);
+}
+
+/* A device that writes any avail_event and used idx it likes cannot make us
+ * notify more than once per publish. */
+static void hostile_wishes_bounded(void **state)
+{
+	(void)state;
+	uint32_t x = 12345;
+	uint64_t publishes = 0, repairs = 0;
+	for (int round = 0; round < 20000; round++) {
+		x = x * 1103515245 + 12345;
+		if (vq_num_free(&vq) && (x >> 16) % 3 == 0) {
+			add_simple(0, 64);
+			vq_kick_prepare(&vq);
+			publishes++;
+		}
+		*dev_avail_event() = (uint16_t)(x >> 8);
+		vq.used->idx = (x >> 20) % 2 ? (uint16_t)(x >> 8) : (uint16_t)(x >> 4);
+		for (int k = 0; k < 3; k++)
+			repairs += vq_kick_repair(&vq);
+		void *c;
+		uint32_t len;
+		while (vq_get_used(&vq, &c, &len))
+			;
+	}
+	assert_true(repairs <= publishes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -303,6 +428,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(flags_without_event_index, setup_flags, teardown),
 		cmocka_unit_test_setup_teardown(event_index_interrupt_suppression, setup_event, teardown),
 		cmocka_unit_test_setup_teardown(hostile_device, setup_event, teardown),
+		cmocka_unit_test_teardown(owed_notification_states, teardown),
+		cmocka_unit_test_setup_teardown(lost_kick_repaired_once, setup_event, teardown),
+		cmocka_unit_test_setup_teardown(frozen_event_never_owed, setup_event, teardown),
+		cmocka_unit_test_setup_teardown(hostile_wishes_bounded, setup_event, teardown),
 	};
 	return cmocka_run_group_tests_name("virtqueue", tests, NULL, NULL);
 }

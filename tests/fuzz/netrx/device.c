@@ -11,6 +11,19 @@
  * publishes for transmission. So the header checks and ring handling in
  * vnet_rx are the code the guest runs, not a copy of it.
  *
+ * Notifications go as with QEMU's virtio-net (hw/net/virtio-net.c, tx=bh):
+ * the transmit side takes frames only once notified, then with its
+ * notifications off (avail_event left where it was) takes everything
+ * published, and goes back to waiting by writing avail_event = what it has
+ * taken; the receive side, finding no buffer, writes avail_event the same
+ * way and takes no frame until notified. In the miss modes (dev_set_mode) a
+ * side that goes back to waiting does so as the Dekker race of issue 12
+ * leaves it: its avail_event store reaches the driver only after the
+ * driver's next publish and decision, and its re-check saw nothing new, so
+ * it waits for a notification the driver, deciding on the old avail_event,
+ * does not send. DEV_MISS_IRQ makes interrupt decisions read the used_event
+ * of the decision before (the same race, the other way).
+ *
  * Completing a transmission reads every byte of the frame first: if the
  * stack freed a frame's pbufs before the device was done with them, that is
  * a use after free AddressSanitizer reports (lwIP allocates with malloc in
@@ -28,7 +41,9 @@
 #define VNET_HDR_LEN 12
 #define ETH_HLEN     14
 #define ETH_MAX      1514
-#define RX_QUEUE     256 /* what QEMU offers */
+/* QEMU offers 256; 32 lets one burst of records use every buffer, so the
+ * device waits for the refill's notification (and can miss it). */
+#define RX_QUEUE     32
 /* Smaller than QEMU's 256 (a device may offer any power of two), so that
  * one burst of output fills it: the driver's ring-full and netif.c's
  * reclaim-and-retry paths get their turn. */
@@ -50,10 +65,18 @@ static struct {
 	uint16_t next_avail[2];        /* the device's position in each available ring */
 	uint16_t used_idx[2];          /* and in each used ring */
 	irq_handler_t handler[3];      /* per MSI-X entry, as the driver routed them */
-	int vector_entry[256];         /* vector -> MSI-X entry + 1 */
-	irq_handler_t vector_fn[256];
-	int nvectors;
-} dev;
+	irq_handler_t vector_fn[256];  /* per vector allocated, its handler */
+	int nvectors;                  /* vectors allocated */
+	bool waiting[2];               /* notifications on: the side waits for one
+	                                * (tx: idle; rx: out of buffers) */
+	unsigned mode;                 /* DEV_MISS_* */
+	unsigned waits;                /* times a side went back to waiting (DEV_MISS_ALTERNATE) */
+	bool event_held[2];            /* an avail_event store the driver does not see yet */
+	uint16_t event_value[2];       /* its value */
+	uint16_t used_event_seen;      /* rx used_event at the last interrupt decision */
+	unsigned notifies[2];          /* notifications received per queue */
+	unsigned barriers;             /* virtio_pci_barrier calls */
+} dev = { .waiting = { true, true } };
 
 /* ---- the PCI transport and kernel calls the driver makes ---------------------- */
 
@@ -118,7 +141,23 @@ int virtio_pci_queue_enable(struct virtio_pci *vp, struct virtqueue *vq, uint16_
 
 int virtio_pci_config_vector(struct virtio_pci *vp, uint16_t msix) { (void)vp, (void)msix; return 0; }
 void virtio_pci_driver_ok(struct virtio_pci *vp) { (void)vp; }
-void virtio_pci_notify(struct virtqueue *vq) { (void)vq; /* the harness runs the device itself */ }
+/* A notification: the transmit side will take what is published at its next
+ * step (QEMU schedules its bottom half); the receive side looks at the ring
+ * again. Either leaves avail_event where it is, as QEMU does. */
+void virtio_pci_notify(struct virtqueue *vq)
+{
+	int qi = vq == dev.q[1];
+	dev.notifies[qi]++;
+	dev.waiting[qi] = false;
+}
+
+/* The driver's ordering point before it parks: nothing to order in one
+ * thread; counted. */
+void virtio_pci_barrier(struct virtio_pci *vp)
+{
+	(void)vp;
+	dev.barriers++;
+}
 
 void virtio_pci_fail(struct virtio_pci *vp, const char *why)
 {
@@ -140,6 +179,50 @@ void *page_alloc(size_t npages)
 
 static uint16_t avail_idx(struct virtqueue *vq) { return *(volatile uint16_t *)&vq->avail->idx; }
 
+static void write_avail_event(int qi, uint16_t value)
+{
+	struct virtqueue *vq = dev.q[qi];
+	char *after_ring = (char *)vq->used->ring + sizeof(struct vring_used_elem) * vq->size;
+	*(volatile uint16_t *)after_ring = value;
+}
+
+/* Side qi moves on: its held avail_event store lands. */
+static void settle(int qi)
+{
+	if (dev.event_held[qi]) {
+		write_avail_event(qi, dev.event_value[qi]);
+		dev.event_held[qi] = false;
+	}
+}
+
+/* Side qi has taken everything published and goes back to waiting for a
+ * notification of the next entry: avail_event (or, without EVENT_IDX, the
+ * used flags) says so, then a re-check of avail idx, which in one thread
+ * never finds more. In its miss mode the store is held back until after
+ * the driver's next decision (settle, at that side's next step). */
+static void wait_for_notify(int qi)
+{
+	struct virtqueue *vq = dev.q[qi];
+	dev.waiting[qi] = true;
+	dev.waits++;
+	bool miss = (dev.mode & (qi ? DEV_MISS_TX : DEV_MISS_RX)) &&
+		    (!(dev.mode & DEV_MISS_ALTERNATE) || (dev.waits & 1));
+	if (!vq->event_idx)
+		vq->used->flags = 0; /* the flags: no model of a late store */
+	else if (miss)
+		dev.event_held[qi] = true, dev.event_value[qi] = dev.next_avail[qi];
+	else
+		write_avail_event(qi, dev.next_avail[qi]);
+}
+
+/* Taken off side qi's ring with its notifications off (QEMU: while it has
+ * work); without EVENT_IDX the used flags say so. */
+static void busy(int qi)
+{
+	if (!dev.q[qi]->event_idx)
+		dev.q[qi]->used->flags = VRING_USED_F_NO_NOTIFY;
+}
+
 /* Publish a used entry, and interrupt as the driver's suppression allows
  * (virtio spec 2.7.10: with EVENT_IDX, when used_event lies in the batch). */
 static void push_used(int qi, uint32_t id, uint32_t len)
@@ -150,11 +233,14 @@ static void push_used(int qi, uint32_t id, uint32_t len)
 	__asm__ volatile("" ::: "memory");
 	*(volatile uint16_t *)&vq->used->idx = new;
 	dev.used_idx[qi] = new;
-	/* Ask to be notified of every new available entry. */
-	*(volatile uint16_t *)&vq->used->ring[vq->size] = dev.next_avail[qi];
 	bool irq;
 	if (vq->event_idx) {
 		uint16_t event = vq->avail->ring[vq->size];
+		if (qi == 0 && (dev.mode & DEV_MISS_IRQ)) {
+			uint16_t stale = dev.used_event_seen;
+			dev.used_event_seen = event;
+			event = stale;
+		}
 		irq = (uint16_t)(new - event - 1) < (uint16_t)(new - old);
 	} else {
 		irq = !(vq->avail->flags & VRING_AVAIL_F_NO_INTERRUPT);
@@ -180,9 +266,15 @@ static int take_avail(int qi)
 
 bool dev_rx(const uint8_t *bytes, size_t n, uint32_t claimed)
 {
+	settle(0);
+	if (dev.waiting[0])
+		return false; /* QEMU reads no frame from the tap until notified */
 	int head = take_avail(0);
-	if (head < 0)
+	if (head < 0) {
+		wait_for_notify(0);
 		return false;
+	}
+	busy(0);
 	struct vring_desc *d = &dev.q[0]->desc[head];
 	if (!(d->flags & VRING_DESC_F_WRITE) || (d->flags & VRING_DESC_F_NEXT))
 		harness_fail("receive buffer %d is not one device-writable descriptor", head);
@@ -240,6 +332,10 @@ void dev_tx_complete(void)
 	static uint8_t frame[ETH_MAX + 1];
 	struct virtqueue *vq = dev.q[1];
 	int head;
+	settle(1);
+	if (!vq || dev.waiting[1])
+		return; /* not notified: nothing scheduled */
+	busy(1);
 	while ((head = take_avail(1)) >= 0) {
 		size_t len = 0;
 		bool overlong = false;
@@ -272,6 +368,7 @@ void dev_tx_complete(void)
 		check_tx_frame(frame, len);
 		push_used(1, (uint32_t)head, 0);
 	}
+	wait_for_notify(1);
 }
 
 unsigned dev_tx_pending(void)
@@ -285,3 +382,24 @@ unsigned dev_rx_posted(void)
 }
 
 unsigned dev_rx_ring_size(void) { return dev.q[0] ? dev.q[0]->size : 0; }
+
+void dev_set_mode(unsigned mode)
+{
+	settle(0), settle(1);
+	dev.mode = mode;
+}
+
+void dev_settle(void) { settle(0), settle(1); }
+
+const char *dev_owed(void)
+{
+	/* A side whose store is still held has not told the driver yet. */
+	if (dev.waiting[1] && !dev.event_held[1] && dev_tx_pending())
+		return "the transmit side waits for a notification of frames published";
+	if (dev.waiting[0] && !dev.event_held[0] && dev_rx_posted())
+		return "the receive side waits for a notification of buffers posted";
+	return NULL;
+}
+
+unsigned dev_notifies(int qi) { return dev.notifies[qi]; }
+unsigned dev_barriers(void) { return dev.barriers; }

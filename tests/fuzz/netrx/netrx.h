@@ -42,6 +42,22 @@ unsigned dev_tx_pending(void);
 unsigned dev_rx_posted(void);
 /* The receive ring's size. */
 unsigned dev_rx_ring_size(void);
+/* How the device handles notifications from now on (0: as QEMU does). */
+#define DEV_MISS_TX        0x01 /* the transmit side, going back to waiting, misses the next publish */
+#define DEV_MISS_RX        0x02 /* the receive side the same, once out of buffers */
+#define DEV_MISS_IRQ       0x04 /* rx interrupt decisions read the previous used_event */
+#define DEV_MISS_ALTERNATE 0x08 /* only every other wait misses */
+void dev_set_mode(unsigned mode);
+/* Both sides move on: the avail_event stores a miss mode held back land. */
+void dev_settle(void);
+/* NULL, or why the device waits, its wish visible to the driver, for a
+ * notification of entries the driver has published (a lost notification
+ * nobody repaired). */
+const char *dev_owed(void);
+/* Notifications received on queue qi (0 rx, 1 tx), and the driver's
+ * virtio_pci_barrier calls. */
+unsigned dev_notifies(int qi);
+unsigned dev_barriers(void);
 
 /* ---- the Internet checksum (RFC 1071), for checking and fixing frames --------- */
 static inline uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t n)

@@ -3,8 +3,9 @@
 
     python3 tests/fuzz/netrx/seeds.py tests/fuzz/corpus/netrx
 
-Each seed is what tests/fuzz/fuzz_netrx.c reads: a configuration byte, then
-records of ctl (1 byte), len (2 bytes, little-endian) and the bytes a device
+Each seed is what tests/fuzz/fuzz_netrx.c reads: a configuration byte, a
+device byte (DEV_MISS_* of tests/fuzz/netrx/netrx.h; 0: notifications as QEMU
+handles them), then records of ctl (1 byte), len (2 bytes, little-endian) and the bytes a device
 writes into a receive buffer: the 12-byte virtio_net_hdr (num_buffers 1),
 then an Ethernet frame. The peer is 10.0.0.1 (52:54:00:ab:cd:ef); the guest
 is 10.0.0.2 (52:54:00:12:34:56), TCP port 80 and UDP port 7 listening.
@@ -25,6 +26,7 @@ PEER_IP = bytes([10, 0, 0, 1])
 BROADCAST = b"\xff" * 6
 
 FIX_CSUM, REL_SEQ, BATCH = 0x01, 0x02, 0x04
+MISS_TX, MISS_RX, MISS_IRQ, MISS_ALTERNATE = 0x01, 0x02, 0x04, 0x08
 ACT = {"none": 0, "close": 1, "shut_wr": 2, "shut_rd": 3, "write_big": 4, "connect": 5,
        "query": 6, "relisten": 7}
 TIME = {0: 0x00, 10: 0x40, 300: 0x80, 4000: 0xC0}
@@ -95,6 +97,11 @@ def arp_reply():
     return arp(2, GUEST_MAC, GUEST_MAC, GUEST_IP)
 
 
+def head(cfg=0, dev=0):
+    """The configuration and device bytes every input starts with."""
+    return bytes([cfg, dev])
+
+
 def record(frame, ctl=0, action="none", time_ms=0, num_buffers=1):
     data = vnet_hdr(num_buffers) + frame
     return struct.pack("<BH", ctl | (ACT[action] << 3) | TIME[time_ms], len(data)) + data
@@ -118,31 +125,31 @@ def handshake(sport):
 
 def seeds():
     s = {}
-    s["syn"] = bytes([0]) + record(tcp(40000, 80, PEER_ISN, 0, SYN, mss=1460))
-    s["arp_request"] = bytes([0]) + record(arp_request())
-    s["udp_echo"] = bytes([0]) + record(arp_request()) + record(udp(5353, 7, b"hello, echo\n"), time_ms=10)
-    s["icmp_echo"] = bytes([0]) + record(arp_request()) + record(icmp_echo(0x1234, 1, bytes(range(32))))
+    s["syn"] = head(0) + record(tcp(40000, 80, PEER_ISN, 0, SYN, mss=1460))
+    s["arp_request"] = head(0) + record(arp_request())
+    s["udp_echo"] = head(0) + record(arp_request()) + record(udp(5353, 7, b"hello, echo\n"), time_ms=10)
+    s["icmp_echo"] = head(0) + record(arp_request()) + record(icmp_echo(0x1234, 1, bytes(range(32))))
     # A request, its answer acknowledged, our FIN answered and acknowledged.
-    s["http_get"] = (bytes([0]) + record(arp_request()) + b"".join(handshake(40001)) +
+    s["http_get"] = (head(0) + record(arp_request()) + b"".join(handshake(40001)) +
                      record(rel(40001, 80, PSH | ACK, GET), FIX_CSUM | REL_SEQ, time_ms=10) +
                      record(rel(40001, 80, ACK), FIX_CSUM | REL_SEQ) +
                      record(rel(40001, 80, FIN | ACK), FIX_CSUM | REL_SEQ, time_ms=300) +
                      record(rel(40001, 80, ACK), FIX_CSUM | REL_SEQ, time_ms=4000))
     # The app never reads and pushes 64 KiB: windows close both ways; then a reset.
-    s["no_read_big_write"] = (bytes([0x20 | 0x04]) + record(arp_request()) + b"".join(handshake(40002)) +
+    s["no_read_big_write"] = (head(0x20 | 0x04) + record(arp_request()) + b"".join(handshake(40002)) +
                               record(rel(40002, 80, PSH | ACK, GET * 4), FIX_CSUM | REL_SEQ,
                                      action="write_big", time_ms=300) +
                               record(rel(40002, 80, ACK, window=0), FIX_CSUM | REL_SEQ, time_ms=4000) +
                               record(rel(40002, 80, RST | ACK), FIX_CSUM | REL_SEQ))
     # The app connects out; the peer answers the SYN, sends data, then a FIN.
-    s["connect_out"] = (bytes([0]) + record(arp_reply(), action="connect") +
+    s["connect_out"] = (head(0) + record(arp_reply(), action="connect") +
                         record(tcp(8080, 40000, PEER_ISN, 0, SYN | ACK, mss=1460), FIX_CSUM | REL_SEQ) +
                         record(rel(8080, 40000, PSH | ACK, b"hello from the peer\n"), FIX_CSUM | REL_SEQ,
                                action="query") +
                         record(rel(8080, 40000, FIN | ACK), FIX_CSUM | REL_SEQ, time_ms=300))
     # Two SYNs in one batch, the first closed by the app mid-handshake; a
     # buffer claiming two merged buffers; a runt.
-    s["batch_and_bad_headers"] = (bytes([0x80]) + record(arp_request(), BATCH) +
+    s["batch_and_bad_headers"] = (head(0x80) + record(arp_request(), BATCH) +
                                   record(tcp(40003, 80, PEER_ISN, 0, SYN, mss=536), BATCH) +
                                   record(tcp(40004, 80, PEER_ISN, 0, SYN, mss=536)) +
                                   record(udp(1, 7, b"x"), num_buffers=2) +
@@ -151,14 +158,29 @@ def seeds():
     payload = bytes(range(256)) * 4
     seg = struct.pack("!HHHH", 5000, 7, 8 + len(payload), 0) + payload
     seg = seg[:6] + struct.pack("!H", l4_csum(17, seg) or 0xFFFF) + seg[8:]
-    s["udp_fragments"] = (bytes([0]) + record(arp_request()) +
+    s["udp_fragments"] = (head(0) + record(arp_request()) +
                           record(eth(GUEST_MAC, 0x0800, ipv4(17, seg[:512], ident=7, more=True))) +
                           record(eth(GUEST_MAC, 0x0800, ipv4(17, seg[512:], ident=7, frag=512))))
     # Out-of-order data, a half-close from our side, then the peer's reset.
-    s["ooseq_shutdown"] = (bytes([0x10]) + record(arp_request()) + b"".join(handshake(40005)) +
+    s["ooseq_shutdown"] = (head(0x10) + record(arp_request()) + b"".join(handshake(40005)) +
                            record(rel(40005, 80, PSH | ACK, b"world", seq=5), FIX_CSUM | REL_SEQ) +
                            record(rel(40005, 80, PSH | ACK, b"hello"), FIX_CSUM | REL_SEQ, action="shut_wr") +
                            record(rel(40005, 80, RST), FIX_CSUM | REL_SEQ, time_ms=10))
+    # The device's notifications lost as issue 12's race loses them: a
+    # request answered while the transmit side misses every publish after it
+    # went back to waiting; a burst that uses every receive buffer while the
+    # receive side misses the refill's notification; both, every other time.
+    s["lost_tx_kick"] = head(0, MISS_TX) + s["http_get"][2:]
+    # 32 batched datagrams fill every receive buffer; the 33rd finds none (the
+    # device goes back to waiting) and the stack polls right after it.
+    burst = (b"".join(record(udp(6000 + i, 7, b"burst %d" % i), BATCH) for i in range(32)) +
+             record(udp(6032, 7, b"dropped: no buffer")))
+    s["lost_rx_kick"] = (head(0, MISS_RX) + record(arp_request()) + burst +
+                         record(udp(6100, 7, b"dropped: waits for the notification")) +
+                         record(udp(6101, 7, b"after the repair"), time_ms=10))
+    s["lost_both_alternate"] = (head(0x02, MISS_TX | MISS_RX | MISS_IRQ | MISS_ALTERNATE) +
+                                s["http_get"][2:-len(record(rel(40001, 80, ACK), FIX_CSUM | REL_SEQ, time_ms=4000))] +
+                                burst + record(udp(6100, 7, b"after the burst"), time_ms=4000))
     return s
 
 

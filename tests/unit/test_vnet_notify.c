@@ -1,0 +1,368 @@
+/*
+ * test_vnet_notify.c: the virtio-net driver (drivers/virtio/virtio_net.c,
+ * unchanged) against the netrx harness's simulated device
+ * (tests/fuzz/netrx/device.c) in the modes that lose notifications as the
+ * race of issue 12 does. With the repair on (the default): a lost transmit
+ * kick and a lost receive refill kick are each sent at the very next poll,
+ * counted per ring, with no time passing; normal traffic repairs nothing;
+ * a CPU's park is bounded while transmit frames are outstanding; the
+ * watchdog tells a late device from a lost notification; a lost interrupt
+ * is counted. Built a second time with VNET_REPAIR=0 (test_vnet_notify_off):
+ * the same device modes then stall the receive ring for good and leave the
+ * transmit ring to the watchdog, so the modes do lose notifications and the
+ * repair is what recovers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "drivers/virtio/virtio.h"
+#include "kernel/kernel.h"
+#include "tests/fuzz/netrx/netrx.h"
+
+#ifndef VNET_REPAIR
+#define VNET_REPAIR 1
+#endif
+#define MS 1000000ULL
+
+/* ---- the kernel as the driver sees it ------------------------------------------ */
+
+static uint64_t now_ns = 1000 * MS;
+uint64_t clock_ns(void) { return now_ns; }
+uint64_t clock_tsc_hz(void) { return 1000000000; } /* kernel/trace.c reads the real TSC */
+
+long kernel_option_long(const char *key, long dflt)
+{
+	return strcmp(key, "vnet_repair") == 0 ? VNET_REPAIR : dflt;
+}
+
+int kprintf(const char *fmt, ...)
+{
+	(void)fmt;
+	return 0;
+}
+
+static void vfail(const char *what, const char *fmt, va_list ap)
+{
+	char buf[256];
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	fail_msg("%s: %s", what, buf);
+	abort();
+}
+
+void panic(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail("panic", fmt, ap);
+	va_end(ap);
+	abort();
+}
+
+void harness_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail("device", fmt, ap);
+	va_end(ap);
+	abort();
+}
+
+void trace(const char *fmt, ...) { (void)fmt; }
+
+/* ---- traffic ---------------------------------------------------------------------- */
+
+static uint8_t tx_frame[60] = { [12] = 0x88, [13] = 0xb5 }; /* a local ethertype: nothing to add up */
+static int tx_done_count, rx_count;
+
+static void tx_done(void *cookie) { (void)cookie, tx_done_count++; }
+static void deliver(void *ctx, const void *frame, size_t len) { (void)ctx, (void)frame, (void)len, rx_count++; }
+
+static void send(void)
+{
+	struct vnet_seg seg = { tx_frame, sizeof tx_frame };
+	assert_int_equal(vnet_tx(&seg, 1, tx_frame), 0);
+}
+
+/* The device receives one frame; false when it takes none. */
+static bool arrive(void)
+{
+	uint8_t b[12 + 60] = { [10] = 1, [24] = 0x88, [25] = 0xb5 }; /* num_buffers 1 */
+	return dev_rx(b, sizeof b, sizeof b);
+}
+
+/* What net_poll does with the driver. */
+static void poll_once(void)
+{
+	vnet_tx_reclaim();
+	vnet_rx(deliver, NULL, 64);
+}
+
+static struct vnet_stats stats(void)
+{
+	struct vnet_stats st;
+	vnet_get_stats(&st);
+	return st;
+}
+
+/* Every published frame taken and reclaimed, every buffer posted, the
+ * device waiting with nothing owed. */
+static void settle_all(void)
+{
+	for (int i = 0; i < 4; i++) {
+		dev_tx_complete();
+		poll_once();
+	}
+	assert_int_equal(dev_tx_pending(), 0);
+	assert_null(dev_owed());
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	static bool started;
+	if (!started) {
+		assert_int_equal(vnet_init(), 0);
+		vnet_set_tx_done(tx_done);
+		vnet_rx_irq_enable(false);
+		started = true;
+	}
+	dev_set_mode(0);
+	settle_all();
+	return 0;
+}
+
+/* ---- tests ------------------------------------------------------------------------ */
+
+/* The device took frame 1 and went back to waiting, but our publish of frame
+ * 2 read its old avail_event: no kick, and it waits for one. */
+static void lose_tx_kick(void)
+{
+	dev_set_mode(DEV_MISS_TX);
+	send();
+	dev_tx_complete(); /* takes it, waits (its store late) */
+	unsigned kicks = dev_notifies(1);
+	send();
+	assert_int_equal(dev_notifies(1), kicks); /* decided on the old avail_event */
+	dev_tx_complete();                        /* its store lands: it waits for frame 2 */
+	assert_int_equal(dev_tx_pending(), 1);
+	assert_non_null(dev_owed());
+}
+
+static void tx_lost_kick(void **state)
+{
+	(void)state;
+	struct vnet_stats before = stats();
+	lose_tx_kick();
+	unsigned kicks = dev_notifies(1);
+	assert_int_equal(vnet_service_due(), VNET_REPAIR); /* the state shows it: poll now */
+	poll_once();
+	dev_tx_complete();
+	struct vnet_stats after = stats();
+#if VNET_REPAIR
+	assert_int_equal(dev_notifies(1), kicks + 1);
+	assert_int_equal(dev_tx_pending(), 0); /* recovered within one poll, no time passed */
+	assert_int_equal(after.tx_kicks_repaired - before.tx_kicks_repaired, 1);
+	assert_int_equal(after.tx_watchdog_kicks, before.tx_watchdog_kicks);
+#else
+	/* Nothing but the watchdog, TX_WATCHDOG_NS after the ring stood still,
+	 * and it sees the device waiting for a frame never notified. */
+	assert_int_equal(dev_tx_pending(), 1);
+	now_ns += 1 * MS;
+	poll_once();
+	dev_tx_complete();
+	assert_int_equal(dev_tx_pending(), 1);
+	now_ns += 2 * MS;
+	assert_true(vnet_service_due());
+	poll_once();
+	dev_tx_complete();
+	assert_int_equal(dev_tx_pending(), 0);
+	after = stats();
+	assert_int_equal(after.tx_watchdog_lost - before.tx_watchdog_lost, 1);
+	assert_int_equal(after.tx_kicks_repaired, 0);
+	(void)kicks;
+#endif
+	dev_set_mode(0);
+	settle_all();
+}
+
+/* 32 frames use every receive buffer; the 33rd finds none and the device
+ * waits, its avail_event store late; our refill reads the old one. */
+static void lose_rx_kick(void)
+{
+	dev_set_mode(DEV_MISS_RX);
+	int taken = 0;
+	while (arrive())
+		taken++;
+	assert_int_equal(taken, (int)dev_rx_ring_size());
+	unsigned kicks = dev_notifies(0);
+	int before = rx_count;
+	vnet_rx(deliver, NULL, 64); /* delivers and refills: no notify */
+	assert_int_equal(rx_count - before, taken);
+	assert_int_equal(dev_notifies(0), kicks);
+	assert_false(arrive()); /* its store lands; it waits for a notify of the refill */
+	assert_non_null(dev_owed());
+}
+
+static void rx_lost_kick(void **state)
+{
+	(void)state;
+	uint64_t repaired = stats().rx_kicks_repaired;
+	lose_rx_kick();
+	assert_int_equal(vnet_service_due(), VNET_REPAIR);
+	poll_once();
+#if VNET_REPAIR
+	assert_true(arrive()); /* recovered within one poll */
+	assert_int_equal(stats().rx_kicks_repaired - repaired, 1);
+#else
+	/* No receive watchdog: it waits for ever, parks or not. */
+	for (int i = 0; i < 10; i++) {
+		now_ns += 100 * MS;
+		poll_once();
+		vnet_rx_irq_enable(true);
+		vnet_rx_irq_enable(false);
+		assert_false(arrive());
+	}
+	assert_non_null(dev_owed());
+	assert_int_equal(stats().rx_kicks_repaired, repaired);
+	return; /* the receive ring of this process stays stalled: the last test */
+#endif
+	dev_set_mode(0);
+	settle_all();
+}
+
+#if VNET_REPAIR
+/* Both rings, before the CPU parks: turning the receive interrupt on sends
+ * what is owed, after one ordering read of the device. */
+static void repaired_before_park(void **state)
+{
+	(void)state;
+	struct vnet_stats before = stats();
+	unsigned barriers = dev_barriers();
+	lose_tx_kick();
+	assert_false(vnet_rx_irq_enable(true)); /* nothing received: may park */
+	vnet_rx_irq_enable(false);
+	dev_tx_complete();
+	struct vnet_stats after = stats();
+	assert_int_equal(dev_tx_pending(), 0);
+	assert_int_equal(after.tx_kicks_repaired - before.tx_kicks_repaired, 1);
+	assert_int_equal(dev_barriers() - barriers, 1);
+	dev_set_mode(0);
+	settle_all();
+}
+
+/* QEMU's way of notifying, every interleaving of a small workload: not one
+ * repair (each would be a needless exit), no watchdog, nothing owed. */
+static void no_false_repairs(void **state)
+{
+	(void)state;
+	struct vnet_stats before = stats();
+	uint32_t x = 7;
+	for (int round = 0; round < 20000; round++) {
+		x = x * 1103515245 + 12345;
+		switch ((x >> 16) % 7) {
+		case 0:
+		case 1:
+			if (dev_tx_pending() < 8)
+				send();
+			break;
+		case 2:
+			dev_tx_complete();
+			break;
+		case 3:
+			arrive();
+			break;
+		case 4:
+			poll_once();
+			break;
+		case 5:
+			vnet_rx_irq_enable(true);
+			break;
+		case 6:
+			vnet_rx_irq_enable(false);
+			break;
+		}
+		assert_false(vnet_service_due());
+	}
+	vnet_rx_irq_enable(false);
+	settle_all();
+	struct vnet_stats after = stats();
+	assert_int_equal(after.rx_kicks_repaired, before.rx_kicks_repaired);
+	assert_int_equal(after.tx_kicks_repaired, before.tx_kicks_repaired);
+	assert_int_equal(after.tx_watchdog_kicks, before.tx_watchdog_kicks);
+}
+
+#endif
+
+/* While the device holds frames, the driver wants a look by the watchdog's
+ * deadline; a device notified and merely slow gets a "late" watchdog kick. */
+static void deadline_while_outstanding(void **state)
+{
+	(void)state;
+	struct vnet_stats before = stats();
+	assert_int_equal(vnet_next_deadline_ns(), UINT64_MAX);
+	send(); /* notified; the device does not run yet */
+	uint64_t deadline = vnet_next_deadline_ns();
+	assert_true(deadline > now_ns && deadline <= now_ns + 2 * MS);
+	now_ns = deadline - 1;
+	assert_false(vnet_service_due());
+	now_ns = deadline;
+	assert_true(vnet_service_due());
+	poll_once();
+	struct vnet_stats after = stats();
+	assert_int_equal(after.tx_watchdog_late - before.tx_watchdog_late, 1);
+	assert_int_equal(after.tx_watchdog_lost, before.tx_watchdog_lost);
+	assert_int_equal(vnet_next_deadline_ns(), now_ns + 2 * MS); /* the next look */
+	dev_tx_complete();
+	poll_once();
+	assert_int_equal(vnet_next_deadline_ns(), UINT64_MAX);
+	settle_all();
+}
+
+/* The device's interrupt decision read the used_event from before we turned
+ * the interrupt on: the park ends with a frame waiting and no interrupt. */
+static void lost_interrupt_counted(void **state)
+{
+	(void)state;
+	dev_set_mode(DEV_MISS_IRQ);
+	assert_true(arrive()); /* decided with the interrupt off: remembered */
+	poll_once();
+	struct vnet_stats before = stats();
+	assert_false(vnet_rx_irq_enable(true));
+	assert_true(arrive()); /* decides on the stale used_event: no interrupt */
+	now_ns += 1 * MS;      /* the park ends at its deadline */
+	vnet_rx_irq_enable(false);
+	struct vnet_stats after = stats();
+	assert_int_equal(after.rx_interrupts, before.rx_interrupts);
+	assert_int_equal(after.rx_lost_interrupts - before.rx_lost_interrupts, 1);
+	/* As QEMU decides: the interrupt comes, nothing is counted. */
+	dev_set_mode(0);
+	poll_once();
+	assert_false(vnet_rx_irq_enable(true));
+	assert_true(arrive());
+	now_ns += 1 * MS;
+	vnet_rx_irq_enable(false);
+	after = stats();
+	assert_int_equal(after.rx_interrupts - before.rx_interrupts, 1);
+	assert_int_equal(after.rx_lost_interrupts - before.rx_lost_interrupts, 1);
+	settle_all();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(tx_lost_kick, setup),
+		cmocka_unit_test_setup(deadline_while_outstanding, setup),
+		cmocka_unit_test_setup(lost_interrupt_counted, setup),
+#if VNET_REPAIR
+		cmocka_unit_test_setup(repaired_before_park, setup),
+		cmocka_unit_test_setup(no_false_repairs, setup),
+#endif
+		cmocka_unit_test_setup(rx_lost_kick, setup), /* last: without the repair it stalls the ring */
+	};
+	return cmocka_run_group_tests_name(VNET_REPAIR ? "vnet_notify" : "vnet_notify_off", tests, NULL, NULL);
+}
