@@ -235,7 +235,8 @@ class Results:
     def label(self, config, axes=AXES):
         names = {"backend": "back-end `{}`", "emulator": "QEMU {}", "placement": "placement {}",
                  "loadgen": "{}"}
-        return ", ".join(names[a].format(config[a]) for a in axes if a in config)
+        return ", ".join("no emulator" if a == "emulator" and config[a] == NATIVE_EMULATOR
+                         else names[a].format(config[a]) for a in axes if a in config)
 
     def matches(self, row, config):
         for axis, v in config.items():

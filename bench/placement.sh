@@ -39,7 +39,7 @@ placement_check() {
 	case "$a$b" in "" | *[!0-9]*) echo "bench: PIN_CORES must be two core numbers, not '$PIN_CORES'" >&2; return 1 ;; esac
 	[ "$a" != "$b" ] || { echo "bench: PIN_CORES names one core twice" >&2; return 1; }
 	command -v taskset >/dev/null || { echo "bench: placement $name needs taskset (util-linux)" >&2; return 1; }
-	taskset -c "$a,$b" true 2>/dev/null ||
+	taskset -c "$a" true 2>/dev/null && taskset -c "$b" true 2>/dev/null ||
 		{ echo "bench: placement $name: cores $a and $b are not both usable here ($(nproc) online)" >&2; return 1; }
 }
 

@@ -30,7 +30,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchdata import (AXES, BUSY_PCT, GUEST_FIELDS, LOADS, RUN_FIELDS, InputError,  # noqa: E402,F401
+from benchdata import (AXES, BUSY_PCT, GUEST_FIELDS, LOADS, NATIVE_EMULATOR, RUN_FIELDS, InputError,  # noqa: E402,F401
                        Results, Stat, counts, failures, fmt_ratio, is_busy, load_label, md_table,
                        num, ordered, read_boots, read_runs, text_table)
 
@@ -203,8 +203,10 @@ class Summary(Results):
             c = {k: config[k] for k in ("backend", "emulator", "placement")}
             for g in self.guests:
                 mine = [b for b in self.boots if b["guest"] == g and self.matches(b, c)]
-                if not mine or (len(self.values["loadgen"]) > 1 and config["loadgen"] != self.values["loadgen"][0]):
-                    continue
+                if not mine or config["loadgen"] != self.values["loadgen"][0]:
+                    continue  # a boot serves every load generator: one row
+                if all(b["emulator"] == NATIVE_EMULATOR for b in mine) and config["emulator"] != self.values["emulator"][0]:
+                    continue  # no emulator: one row
                 ok = [b for b in mine if b["status"] == "ok"]
                 boot = Stat([num(b["boot_s"]) for b in ok]).fmt(2)
                 idle = Stat([num(b["idle_cpu_pct"]) for b in ok]).fmt(2)
