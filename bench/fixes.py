@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchdata import (AXES, LOADS, NATIVE_EMULATOR, InputError, Results, Stat,  # noqa: E402
                        counts, failures, fmt_ratio, is_busy, md_table, num, ordered, read_boots,
                        read_runs, text_table)
-from summarise import has_cairo  # noqa: E402
+from summarise import batch_header, has_cairo  # noqa: E402
 from counters import KEY_RATIOS  # noqa: E402
 
 # The switches in the write-up's order, as mk/variants.mk names them
@@ -232,6 +232,7 @@ class Fixes:
     def markdown(self, meta):
         reps = len({r["rep"] for r in self.runs})
         out = ["# What each fix is worth", ""]
+        out += batch_header(meta, self.runs, self.include_busy) + [""]
         if meta:
             out += ["```", meta.strip(), "```", ""]
         if self.others:

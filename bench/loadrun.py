@@ -8,9 +8,12 @@
     bench/loadrun.py --csv RUNS --key ... --loadgen G --load L --status STATUS
         (a row for a load that could not run: no_boot)
 
-The load generator runs inside network namespace NS (ip netns exec) and, when
---cpu is given, on that CPU (taskset); both exec into it, so the process this
-script waits for is the load generator itself. Around it this takes:
+The load generator runs inside network namespace NS (ip netns exec), when
+--cpu is given on that CPU (taskset), under timeout. `ip netns exec` and
+taskset exec into the next command and timeout waits for the load generator,
+so the rusage of the one process this script reaps is the load generator's
+(plus the wrappers' few milliseconds): no PID needs finding. Around it this
+takes:
   - the guest's counters, when --console-in is given: Ctrl-T on its console
     right before the load generator starts and right after it exits, each
     answer cut from the console into the counters file under a mark line
@@ -18,11 +21,13 @@ script waits for is the load generator itself. Around it this takes:
     snapshot can lie from the load: before, from sending Ctrl-T to starting
     the load generator; after, from its exit to the end of the answer
     (bench/counters.py reads the pairs);
-  - CPU time: the server's (--server-pid: QEMU's whole thread group, or the
-    native server) from /proc/PID/stat; the load generator's own from its
-    rusage when it is reaped; every CPU's busy time from /proc/stat. What is
-    left (busy - server - load generator) is what other processes took; a run
-    where that exceeds --busy-pct of a core is flagged busy (busy=1);
+  - CPU time: the server's (--server-pid: the QEMU process itself, from its
+    pidfile, not qemu-run or `ip netns exec` above it; /proc/PID/stat sums
+    every thread of it: vCPU, main loop, helpers, and those that ended; or
+    the native server); the load generator's from its rusage when reaped;
+    every CPU's busy time from /proc/stat (bench/hostcpu.py). What is left
+    (busy - server - load generator, at least 0) is what other processes
+    took; a run where that exceeds --busy-pct of a core is flagged busy;
   - the listen-overflow counter of the namespace the client runs in.
 Loads: kN = keep-alive, N connections; cN = a new connection per request.
 ab: `ab -k` or not. wrk keeps connections alive by itself: for cN it sends

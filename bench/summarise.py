@@ -47,6 +47,35 @@ def parse_meta(meta):
     return out
 
 
+def batch_header(meta, runs, include_busy=False):
+    """What kind of batch this was, in a few lines: the guard's verdict, the
+    load average at start and end, and how many runs were flagged busy."""
+    m = parse_meta(meta)
+    out = []
+    guard = m.get("guard", "")
+    if guard.startswith("FORCED"):
+        out.append(f"**FORCED batch, not a quiet host:** {guard[len('FORCED: '):]}.")
+    elif guard:
+        out.append(f"Quiet-host guard {guard}.")
+    else:
+        out.append("Quiet-host guard: not recorded (a batch from before the guard).")
+    start, end = m.get("load at start", ""), m.get("load at end", "")
+    if not start:
+        host = m.get("host", "")
+        start = host.split("load ")[-1] if "load " in host else "?"
+    out.append(f"Load average (1, 5, 15 min) at start: {start}; at end: {end or '?'}.")
+    measured = [r for r in runs if r.get("busy") in ("0", "1")]
+    if measured:
+        busy = [r for r in measured if is_busy(r)]
+        threshold = m.get("busy", "").split("more than ")[-1].split("%")[0] or f"{BUSY_PCT:g}"
+        what = "counted anyway (--include-busy)" if include_busy else "left out of the medians"
+        out.append(f"Flagged busy: {len(busy)} of {len(measured)} runs (other processes took more "
+                   f"than {threshold}% of a core){'; ' + what if busy else ''}.")
+    else:
+        out.append("Flagged busy: not measured (a batch from before the CPU accounting).")
+    return out
+
+
 class Summary(Results):
     """The runs of one results folder, grouped for reporting."""
 
@@ -154,35 +183,8 @@ class Summary(Results):
         return rows
 
     # ---- the report -----------------------------------------------------
-    def busy_runs(self):
-        return [r for r in self.runs if is_busy(r)]
-
     def header(self, meta):
-        """What kind of batch this was, in a few lines."""
-        m = parse_meta(meta)
-        out = []
-        guard = m.get("guard", "")
-        if guard.startswith("FORCED"):
-            out.append(f"**FORCED batch, not a quiet host:** {guard[len('FORCED: '):]}.")
-        elif guard:
-            out.append(f"Quiet-host guard {guard}.")
-        else:
-            out.append("Quiet-host guard: not recorded (a batch from before the guard).")
-        start, end = m.get("load at start", ""), m.get("load at end", "")
-        if not start:
-            host = m.get("host", "")
-            start = host.split("load ")[-1] if "load " in host else "?"
-        out.append(f"Load average (1, 5, 15 min) at start: {start}; at end: {end or '?'}.")
-        measured = [r for r in self.runs if r.get("busy") in ("0", "1")]
-        if measured:
-            busy = self.busy_runs()
-            threshold = m.get("busy", "").split("more than ")[-1].split("%")[0] or f"{BUSY_PCT:g}"
-            what = "counted anyway (--include-busy)" if self.include_busy else "left out of the medians"
-            out.append(f"Flagged busy: {len(busy)} of {len(measured)} runs (other processes took more "
-                       f"than {threshold}% of a core){'; ' + what if busy else ''}.")
-        else:
-            out.append("Flagged busy: not measured (a batch from before the CPU accounting).")
-        return out
+        return batch_header(meta, self.runs, self.include_busy)
 
     def legend(self):
         return (f"Medians over the runs that count, (min-max) when more than one; x = ratio of the "
