@@ -3,10 +3,17 @@
 #   make linux-guest     Debian's kernel + our initramfs (init, httpd, virtio modules)
 #                        The kernel is booted as the ELF inside the bzImage (QEMU's
 #                        PVH entry): see bench/linux/extract-vmlinux.py for why.
-#   make bench           the full benchmark (bench/run-bench; ~20 min here)
+#   make bench           the full benchmark (bench/run-bench; ~20 min here): the
+#                        Linux guest, the unikernel (build/apps/httpd-all.elf: the
+#                        `all` variant, a release build like every variant, so
+#                        one table compares images built with the same flags)
+#                        and the native server; refuses to start on a busy host
+#                        (MAX_LOAD, FORCE=1: see bench/run-bench)
 #   make bench QUICK=1   one short repetition: a smoke run of a few minutes
 #   make bench-quick     the same
 #   make bench-summary DIR=bench/results/<timestamp>   summarise a run again
+#                        (INCLUDE_BUSY=1: busy runs count in medians too)
+#   make test-qemu10     a few integration tests under QEMU 10 (fetches it)
 #   make bench-fixes     what each fix is worth: the Linux guest and the named
 #                        variants (mk/variants.mk) through the six loads, both
 #                        back-ends, REPS=3, builds alternating in each
@@ -32,8 +39,12 @@
 #                        SOAK_HEADROOM, SOAK_TRIM_SLACK and SOAK_OUT become
 #                        bench/soak's settings of those names.
 #                        `make test` runs a short one (test 36).
-# Settings pass through to bench/run-bench: GUESTS (e.g. "linux native
-# uk:build/apps/httpd.elf"), BACKENDS (tap user), REPS, LOAD_SECS, REF, OUT.
+# Settings pass through to bench/run-bench: GUESTS (e.g. "linux linux-tuned uk
+# native"), BACKENDS (tap user), EMULATORS ("7.2 10"), PLACEMENTS ("none vcpu0
+# vcpu1") or PIN, PIN_CORES, LOADGEN ("ab wrk"), REPS, LOAD_SECS, IDLE_SECS,
+# LOADS, REF, OUT, MAX_LOAD, FORCE, LOADAVG_FILE, BUSY_PCT, INCLUDE_BUSY,
+# WRK_THREADS, UK_HTTPD. QEMU=7.2|10|PATH (make run, make test, make bench)
+# reaches bench/qemu-run through the environment.
 
 LINUX_STAMP  := $(DEPS)/linux/.stamp
 LINUX_DIR    := $(BUILD)/linux
@@ -55,15 +66,33 @@ $(LINUX_INIT): bench/linux/init.c | $(PKG_STAMP)
 $(LINUX_INITRD): $(LINUX_INIT) $(HTTPD_HOST) bench/linux/mkinitramfs.sh $(LINUX_STAMP)
 	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST)
 
+# The flags each benchmark image was built with, for meta.txt (the variants
+# write theirs: mk/variants.mk).
+$(HTTPD_HOST).flags: $(HTTPD_HOST) apps/httpd/httpd.mk
+	echo '$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static ($(shell $(or $(HOST_CC),gcc) -dumpfullversion))' >$@
+$(BUILD)/apps/httpd.flags: $(BUILD)/apps/httpd.elf mk/toolchain.mk
+	echo '$(strip $(GUEST_CFLAGS))' >$@
+
+# QEMU 10, for QEMU=10 or EMULATORS="... 10 ...": fetched on first use.
+QEMU10_STAMP := $(DEPS)/qemu10/.stamp
+$(QEMU10_STAMP): mk/deps.sh | $(PKG_STAMP)
+	mk/deps.sh qemu10
+ifneq ($(filter 10,$(QEMU) $(EMULATORS)),)
+deps: $(QEMU10_STAMP)
+endif
+
 .PHONY: linux-guest bench bench-quick bench-summary
 linux-guest: $(LINUX_KERNEL) $(LINUX_INITRD)
 
 TEST_DEPS += linux-guest
 
 # Only the settings given are passed: run-bench has its own defaults.
-BENCH_ENV = BUILD=$(BUILD) $(foreach v,QUICK GUESTS BACKENDS REPS LOAD_SECS IDLE_SECS LOADS REF OUT,$(if $($(v)),$(v)='$($(v))'))
+BENCH_SETTINGS := QUICK GUESTS BACKENDS EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN REPS LOAD_SECS \
+	IDLE_SECS LOADS REF OUT MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT INCLUDE_BUSY WRK_THREADS UK_HTTPD
+BENCH_ENV = BUILD=$(BUILD) $(foreach v,$(BENCH_SETTINGS),$(if $($(v)),$(v)='$($(v))'))
 
-bench: $(HTTPD_HOST) linux-guest
+bench: $(HTTPD_HOST) $(HTTPD_HOST).flags linux-guest deps
+	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
 	$(BENCH_ENV) bench/run-bench
 
 bench-quick:
@@ -71,7 +100,15 @@ bench-quick:
 
 bench-summary:
 	@test -n "$(DIR)" || { echo "usage: make bench-summary DIR=bench/results/<timestamp>" >&2; exit 2; }
-	python3 bench/summarise.py $(if $(REF),--ref $(REF)) $(DIR)
+	python3 bench/summarise.py $(if $(REF),--ref $(REF)) $(if $(filter 1,$(INCLUDE_BUSY)),--include-busy) $(DIR)
+
+# The integration tests that exercise the emulator itself (boot, traps, the
+# loader, virtio-net on both back-ends, the Linux guest), under QEMU 10: about
+# a minute here. CI may call it after make test (see .ci/run).
+QEMU10_TESTS ?= 00 01 02 03 04 06 10 30 31 56 65
+.PHONY: test-qemu10
+test-qemu10: $(QEMU10_STAMP) $(TEST_DEPS)
+	QEMU=10 BUILD=$(BUILD) tests/run-integration $(QEMU10_TESTS)
 
 # ---- bench-fixes: the named variants against each other and Linux ----------
 FIXES_SET ?= all
@@ -94,7 +131,9 @@ bench-fixes: linux-guest deps
 	@case "$(FIXES_SET)" in steps | loo | all) ;; *) echo "FIXES_SET must be steps, loo or all" >&2; exit 2 ;; esac
 	@for v in $(FIXES_VARIANTS); do $(MAKE) --no-print-directory VARIANT=$$v variant >/dev/null || exit 1; done
 	@out='$(or $(OUT),bench/results/fixes-$(shell date +%Y%m%d-%H%M%S))'; \
-	BUILD=$(BUILD) GUESTS='$(FIXES_GUESTS)' REF=linux OUT="$$out" $(FIXES_ENV) bench/run-bench && \
+	BUILD=$(BUILD) GUESTS='$(FIXES_GUESTS)' REF=linux OUT="$$out" $(FIXES_ENV) \
+	$(foreach v,EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT,$(if $($(v)),$(v)='$($(v))')) \
+	bench/run-bench && \
 	python3 bench/fixes.py "$$out"
 
 bench-fixes-report:

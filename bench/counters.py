@@ -1,31 +1,41 @@
 #!/usr/bin/env python3
-"""counters.py: the unikernel's counters, taken between loads, as deltas.
+"""counters.py: the unikernel's counters, taken around each load, as deltas.
 
     bench/counters.py RESULTS_DIR
 
-bench/run-bench sends the guest's console Ctrl-T before the first load and
-after each one, and keeps what the guest printed in
-RESULTS_DIR/raw/REP-BACKEND-GUEST.counters:
+bench/loadrun.py sends the guest's console Ctrl-T right before each load and
+right after it, and keeps what the guest printed in
+RESULTS_DIR/raw/REP-BACKEND-EMULATOR-PLACEMENT-GUEST.counters:
 
-    # rep 1 backend tap guest all
-    @ start
+    # rep 1 backend tap emulator 7.2 placement none guest all
+    @ k1 ab before 3.2
     sockets: open 1, accepted 0, ...
     kernel: waits 12; polls 30 (idle 2); ...
-    @ k1
+    @ k1 ab after 1.8
     ...
 
-This writes RESULTS_DIR/counters.csv: one row per load of each such file, with
-the delta of every counter across the load, then per-request ratios (the
-delta divided by the requests ab completed, from runs.csv) and the key ratios
-the fixes report shows. Counters are parsed generically, so new ones the
-kernel prints in the same `prefix: label N, label N; ...` style become columns
-without a change here (see parse_line). Standard library only.
+Each mark names the load and the load generator, which side of the load the
+dump is on, and a bound in milliseconds on how far the snapshot lies from
+the load (see bench/loadrun.py), so the idle gaps between loads stay out of
+the deltas. Files of older batches (marks `@ start`, `@ k1`, ...: one dump
+before the first load and one after each) are read as consecutive pairs.
+
+This writes RESULTS_DIR/counters.csv: one row per load run with a dump on
+both sides, with the delta of every counter across the load, the two bounds
+(bound_before_ms, bound_after_ms), then per-request ratios (the delta divided
+by the requests the load generator completed, from runs.csv) and the key
+ratios the fixes report shows. Counters are parsed generically, so new ones
+the kernel prints in the same `prefix: label N, label N; ...` style become
+columns without a change here (see parse_line). Standard library only.
 """
 import csv
 import glob
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchdata import InputError, read_runs  # noqa: E402
 
 # Words after a number that are its unit, not the next counter's label.
 UNITS = {"bytes", "frames", "ms", "us", "ns", "KiB", "MiB", "s"}
@@ -162,6 +172,27 @@ def read_counters_file(path):
     return header, dumps
 
 
+def pairs(dumps):
+    """[(load, loadgen, before, after, bound_before_ms, bound_after_ms)] of a file's dumps.
+
+    New marks: `LOAD LOADGEN before|after BOUND_MS`, paired by load and load
+    generator. Old marks: each dump against the one before it (ab, no bound).
+    """
+    out, opened = [], {}
+    for i, (mark, values) in enumerate(dumps):
+        words = mark.split()
+        if len(words) == 4 and words[2] in ("before", "after"):
+            key = (words[0], words[1])
+            if words[2] == "before":
+                opened[key] = (values, words[3])
+            elif key in opened:
+                before, bound = opened.pop(key)
+                out.append((words[0], words[1], before, values, bound, words[3]))
+        elif len(words) == 1 and i > 0 and len(dumps[i - 1][0].split()) == 1:
+            out.append((words[0], "ab", dumps[i - 1][1], values, "", ""))
+    return out
+
+
 def ratio(values, num, den):
     """num / den from a dict of deltas; None when missing or den is 0."""
     dens = den if isinstance(den, tuple) else (den,)
@@ -174,22 +205,28 @@ def ratio(values, num, den):
     return 100 * r if isinstance(den, tuple) else r
 
 
+KEY_FIELDS = ["rep", "backend", "emulator", "placement", "guest", "load", "loadgen"]
+
+
 def deltas(path, requests_of):
     """Rows (dicts) for one .counters file: each load's deltas and ratios.
 
-    requests_of(rep, backend, guest, load) gives ab's completed requests.
-    A load whose dump or the one before it is missing (the guest did not
-    answer Ctrl-T) gets no row: a gap, not a made-up number.
+    requests_of(rep, backend, emulator, placement, guest, load, loadgen)
+    gives the requests completed. A load whose dump before or after is
+    missing (the guest did not answer Ctrl-T) gets no row: a gap, not a
+    made-up number.
     """
     header, dumps = read_counters_file(path)
     rows = []
-    for (_, before), (mark, after) in zip(dumps, dumps[1:]):
+    for load, loadgen, before, after, bound0, bound1 in pairs(dumps):
         if not before or not after:
             continue
         row = {"rep": header.get("rep", ""), "backend": header.get("backend", ""),
-               "guest": header.get("guest", ""), "load": mark}
-        req = requests_of(row["rep"], row["backend"], row["guest"], mark)
+               "emulator": header.get("emulator", "7.2"), "placement": header.get("placement", "none"),
+               "guest": header.get("guest", ""), "load": load, "loadgen": loadgen}
+        req = requests_of(*(row[k] for k in KEY_FIELDS))
         row["requests"] = req if req is not None else ""
+        row["bound_before_ms"], row["bound_after_ms"] = bound0, bound1
         d = {k: after[k] - before[k] for k in after if k in before}
         d["requests"] = req or 0
         row.update({k: v for k, v in d.items() if k != "requests"})
@@ -204,17 +241,17 @@ def deltas(path, requests_of):
 
 
 def requests_table(results_dir):
-    """(rep, backend, guest, load) -> completed requests, from runs.csv."""
+    """(rep, backend, emulator, placement, guest, load, loadgen) -> completed requests."""
     table = {}
     try:
-        with open(os.path.join(results_dir, "runs.csv"), newline="") as f:
-            for r in csv.DictReader(f):
-                try:
-                    table[(r["rep"], r["backend"], r["guest"], r["load"])] = int(r["requests"])
-                except (KeyError, ValueError):
-                    pass
-    except OSError:
-        pass
+        runs = read_runs(os.path.join(results_dir, "runs.csv"))
+    except InputError:
+        runs = []
+    for r in runs:
+        try:
+            table[tuple(r[k] for k in KEY_FIELDS)] = int(r["requests"])
+        except ValueError:
+            pass
     return lambda *key: table.get(key)
 
 
@@ -223,7 +260,7 @@ def write_csv(results_dir):
     files = sorted(glob.glob(os.path.join(results_dir, "raw", "*.counters")))
     requests_of = requests_table(results_dir)
     rows = [r for p in files for r in deltas(p, requests_of)]
-    fixed = ["rep", "backend", "guest", "load", "requests"] + list(KEY_RATIOS)
+    fixed = KEY_FIELDS + ["requests", "bound_before_ms", "bound_after_ms"] + list(KEY_RATIOS)
     counters, per_req = [], []
     for r in rows:
         for k in r:

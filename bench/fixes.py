@@ -14,9 +14,13 @@ linux, and writes
                 that explain the speed (key ratios per variant and load), and
                 boot time and idle CPU per variant
     fixes.dat, fixes.gp, fixes.png   req/s per step per load (gnuplot)
-A run counts only when ab reported no failed request, no non-2xx answer and
-status ok; the others are marked in the cells ([n=clean/all]) and listed.
-Standard library only (Debian's python3).
+A run counts as bench/benchdata.py says (no failed request, no non-2xx
+answer, the load generator finished, and no other process took more than the
+busy threshold of a core, unless --include-busy); the others are marked in
+the cells ([n=counted/all]) and listed; a run whose guest did not shut down
+cleanly counts but is marked (~). The report covers one emulator, placement
+and load generator (the first of each in the batch); bench/summarise.py
+compares them. Standard library only (Debian's python3).
 """
 import argparse
 import csv
@@ -26,8 +30,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarise import (GUEST_FIELDS, LOADS, RUN_FIELDS, InputError, Stat,  # noqa: E402
-                       has_cairo, md_table, num, ordered, read_csv, text_table)
+from benchdata import (AXES, LOADS, NATIVE_EMULATOR, InputError, Results, Stat,  # noqa: E402
+                       counts, failures, fmt_ratio, is_busy, md_table, num, ordered, read_boots,
+                       read_runs, text_table)
+from summarise import batch_header, has_cairo  # noqa: E402
 from counters import KEY_RATIOS  # noqa: E402
 
 # The switches in the write-up's order, as mk/variants.mk names them
@@ -71,50 +77,50 @@ def loo_rows(guests):
     return [(label, g) for label, g in rows if g in guests]
 
 
-def clean(run):
-    """Whether a run counts: ab finished, nothing failed, every answer 2xx."""
-    return run["status"] == "ok" and (num(run["failed"]) or 0) == 0 and (num(run["non2xx"]) or 0) == 0
-
-
-def fmt_num(v):
-    """A ratio with the digits that matter at its size."""
-    if v is None:
-        return "-"
-    if abs(v) >= 100:
-        return f"{v:.0f}"
-    if abs(v) >= 10:
-        return f"{v:.1f}"
-    return f"{v:.2f}"
+fmt_num = fmt_ratio  # a ratio with the digits that matter at its size
 
 
 class Fixes:
     """The runs of one bench-fixes results folder, grouped for the report."""
 
-    def __init__(self, runs, boots, counters):
-        self.runs = runs  # runs.csv rows
-        self.boots = boots  # guests.csv rows
-        self.counters = counters  # counters.csv rows (may be empty)
-        self.backends = ordered([r["backend"] for r in runs], ["tap", "user"])
-        self.loads = ordered([r["load"] for r in runs], list(LOADS))
-        self.guests = ordered([r["guest"] for r in runs + boots], [])
-        self.clean_keys = {(r["rep"], r["backend"], r["guest"], r["load"]) for r in runs if clean(r)}
+    def __init__(self, runs, boots, counters, include_busy=False):
+        data = Results(runs, boots, include_busy)
+        # One emulator, placement and load generator: the first of each.
+        self.config = {a: data.values[a][0] for a in AXES[1:]}  # what the report covers
+        self.others = {a: data.values[a][1:] for a in AXES[1:] if len(data.values[a]) > 1}  # left out
+        self.data = data
+        self.runs = [r for r in runs if data.matches(r, self.config)]  # runs.csv rows
+        self.boots = [b for b in boots if data.matches(b, self.config)]  # guests.csv rows
+        self.counters = [c for c in counters if data.matches(c, self.config)]  # counters.csv rows
+        self.include_busy = include_busy  # busy runs count too
+        self.backends = ordered([r["backend"] for r in self.runs], ["tap", "user"])
+        self.loads = ordered([r["load"] for r in self.runs], list(LOADS))
+        self.guests = ordered([r["guest"] for r in self.runs + self.boots], [])
+        self.clean_keys = {(r["rep"], r["backend"], r["guest"], r["load"]) for r in self.runs if self.clean(r)}
+
+    def clean(self, run):
+        """Whether a run counts (bench/benchdata.py's counts())."""
+        return counts(run, self.include_busy)
 
     def cell_runs(self, backend, guest, load):
         return [r for r in self.runs if r["backend"] == backend and r["guest"] == guest and r["load"] == load]
 
     def rps(self, backend, guest, load):
         """Stat of req/s over the clean runs."""
-        return Stat([num(r["rps"]) for r in self.cell_runs(backend, guest, load) if clean(r)])
+        return Stat([num(r["rps"]) for r in self.cell_runs(backend, guest, load) if self.clean(r)])
 
     def marks(self, backend, guest, load):
-        """[n=clean/all] when some runs did not count; ! for a listen overflow."""
+        """[n=clean/all] when some runs did not count; ! for a listen
+        overflow; ~ for a guest whose shutdown was unclean."""
         mine = self.cell_runs(backend, guest, load)
-        ok = [r for r in mine if clean(r)]
+        ok = [r for r in mine if self.clean(r)]
         text = ""
         if len(ok) < len(mine):
             text += f" [n={len(ok)}/{len(mine)}]"
         if any(r["overflow"] == "1" for r in ok):
             text += " !"
+        if any(self.data.unclean_stop(r) for r in ok):
+            text += " ~"
         return text
 
     def steps_table(self, backend):
@@ -207,15 +213,18 @@ class Fixes:
     def not_counted(self):
         notes = []
         for r in self.runs:
-            if clean(r) or r["status"] == "no_boot":
+            if r["status"] == "no_boot":
                 continue
-            why = [r["status"]] if r["status"] != "ok" else []
-            if (num(r["failed"]) or 0) > 0:
-                why.append(f"{r['failed']} failed")
-            if (num(r["non2xx"]) or 0) > 0:
-                why.append(f"{r['non2xx']} non-2xx")
+            why = failures(r)
+            if is_busy(r):
+                why.append(f"busy: others took {r['others_cpu_pct']}% of a core"
+                           + (" (counted)" if self.include_busy and not why else ""))
+            if self.data.unclean_stop(r):
+                why.append("unclean shutdown (counted)")
+            if not why:
+                continue
             notes.append(f"rep {r['rep']} {r['backend']} {r['guest']} {r['load']}: {', '.join(why)} "
-                         f"(console: raw/{r['rep']}-{r['backend']}-{r['guest']}.console)")
+                         f"(console: raw/{console_name(r)}.console)")
         notes += [f"rep {b['rep']} {b['backend']} {b['guest']}: {b['status']}"
                   for b in self.boots if b["status"] != "ok"]
         return notes
@@ -223,12 +232,17 @@ class Fixes:
     def markdown(self, meta):
         reps = len({r["rep"] for r in self.runs})
         out = ["# What each fix is worth", ""]
+        out += batch_header(meta, self.runs, self.include_busy) + [""]
         if meta:
             out += ["```", meta.strip(), "```", ""]
+        if self.others:
+            out += ["This report covers " + ", ".join(f"{a} {v}" for a, v in self.config.items())
+                    + "; the batch also ran " + "; ".join(f"{a} {' '.join(v)}" for a, v in self.others.items())
+                    + " (bench/summarise.py compares them).", ""]
         out += [f"Requests/s, median over the clean runs (min-max), {reps} repetition(s), builds "
                 "alternating in each. A run is clean when ab saw no failed request and no non-2xx "
-                "answer; [n=K/M]: only K of M runs were clean; !: a listen overflow on the host "
-                "(user back-end). Loads: " + ", ".join(f"{k} = {v}" for k, v in LOADS.items() if k in self.loads)
+                "answer and no other process took its CPU (busy); [n=K/M]: only K of M runs were clean; "
+                "!: a listen overflow on the host (user back-end); ~: the guest's shutdown was unclean. Loads: " + ", ".join(f"{k} = {v}" for k, v in LOADS.items() if k in self.loads)
                 + ".", ""]
         for backend in self.backends:
             out += [f"## Steps, back-end `{backend}`", "",
@@ -250,7 +264,7 @@ class Fixes:
                 "Boot: seconds from start to the first HTTP response; idle CPU: QEMU's CPU over the "
                 "idle sample (first repetition).", "", self.guests_table(), ""]
         notes = self.not_counted()
-        out += ["## Runs that did not count", ""]
+        out += ["## Runs that did not count, and runs to read with care", ""]
         out += [f"- {n}" for n in notes] if notes else ["None: every run was clean."]
         return "\n".join(out) + "\n"
 
@@ -289,6 +303,14 @@ def gnuplot_script(fx, data, png):
     return "\n".join(s) + "\n"
 
 
+def console_name(run):
+    """The raw/ name of a run's guest console (REP-BACKEND-GUEST in batches
+    from before the emulator and placement columns, whose rows lack `busy`)."""
+    if run.get("busy", "") == "":
+        return f"{run['rep']}-{run['backend']}-{run['guest']}"
+    return "-".join([run["rep"], run["backend"], run["emulator"].replace("/", "_"), run["placement"], run["guest"]])
+
+
 def read_counters(path):
     """counters.csv rows; [] when there is none (e.g. only Linux guests)."""
     try:
@@ -301,18 +323,19 @@ def read_counters(path):
 def main(argv):
     ap = argparse.ArgumentParser(description="The bench-fixes report of a results folder.")
     ap.add_argument("--no-chart", action="store_true", help="skip the PNG")
+    ap.add_argument("--include-busy", action="store_true", help="count runs flagged busy too")
     ap.add_argument("dir")
     args = ap.parse_args(argv)
     try:
-        runs = read_csv(os.path.join(args.dir, "runs.csv"), RUN_FIELDS)
-        boots = read_csv(os.path.join(args.dir, "guests.csv"), GUEST_FIELDS)
+        runs = read_runs(os.path.join(args.dir, "runs.csv"))
+        boots = read_boots(os.path.join(args.dir, "guests.csv"))
     except InputError as e:
         print(f"fixes: {e}", file=sys.stderr)
         return 2
     if not runs:
         print("fixes: no runs recorded", file=sys.stderr)
         return 2
-    fx = Fixes(runs, boots, read_counters(os.path.join(args.dir, "counters.csv")))
+    fx = Fixes(runs, boots, read_counters(os.path.join(args.dir, "counters.csv")), args.include_busy)
     meta = ""
     try:
         with open(os.path.join(args.dir, "meta.txt")) as f:

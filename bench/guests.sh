@@ -2,13 +2,18 @@
 #
 # A guest spec is one of
 #   linux            the Linux guest (build/linux/vmlinux + initrd.img)
+#   linux-tuned      the same image with idle=poll mitigations=off on its
+#                    command line and busy_poll=50, which its init turns into
+#                    net.core.busy_poll and net.core.busy_read (bench/linux/init.c)
 #   native           the same httpd run on the host: no VM, the ceiling
+#   uk               the unikernel's benchmark build, $UK_HTTPD (default
+#                    build/apps/httpd-all.elf: the `all` variant, a release build)
 #   uk:IMAGE         a unikernel app image, booted by the loader
 #   NAME=uk:IMAGE    the same, reported under NAME
 #   NAME=linux:KERNEL:INITRD   another Linux kernel/initramfs pair
 # guest_resolve SPEC sets
 #   GUEST_NAME       the name in results (letters, digits, - _ . only)
-#   GUEST_KIND       native | qemu
+#   GUEST_KIND       native | linux | uk (the last two boot under QEMU)
 #   GUEST_KERNEL     qemu-run's KERNEL argument
 #   GUEST_INITRD     qemu-run's second argument (initramfs, or the app image)
 #   GUEST_PREFIX     command-line words before the network options
@@ -21,6 +26,9 @@
 
 BENCH_BUILD=${BUILD:-build}
 LOADER=${LOADER:-$BENCH_BUILD/loader/loader.elf}
+# The tuned Linux guest's kernel options: a polling idle loop, no speculation
+# mitigations, and busy polling of sockets for 50 us (init writes it).
+LINUX_TUNED_OPTIONS="idle=poll mitigations=off busy_poll=50"
 
 guest_resolve() {
 	local spec=$1 name kind rest
@@ -45,18 +53,25 @@ guest_resolve() {
 		GUEST_KIND=native
 		GUEST_KERNEL=$BENCH_BUILD/host/httpd ;;
 	linux)
-		GUEST_KIND=qemu
+		GUEST_KIND=linux
 		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinux GUEST_INITRD=$BENCH_BUILD/linux/initrd.img
 		GUEST_PREFIX="console=ttyS0 quiet panic=-1" ;;
+	linux-tuned)
+		GUEST_KIND=linux
+		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinux GUEST_INITRD=$BENCH_BUILD/linux/initrd.img
+		GUEST_PREFIX="console=ttyS0 quiet panic=-1 $LINUX_TUNED_OPTIONS" ;;
 	linux:*:*)
 		kind=${rest#linux:}
-		GUEST_KIND=qemu
+		GUEST_KIND=linux
 		GUEST_KERNEL=${kind%%:*} GUEST_INITRD=${kind#*:}
 		GUEST_PREFIX="console=ttyS0 quiet panic=-1" ;;
+	uk)
+		GUEST_KIND=uk
+		GUEST_KERNEL=$LOADER GUEST_INITRD=${UK_HTTPD:-$BENCH_BUILD/apps/httpd-all.elf} GUEST_CTRL_T=1 ;;
 	uk:?*)
-		GUEST_KIND=qemu
+		GUEST_KIND=uk
 		GUEST_KERNEL=$LOADER GUEST_INITRD=${rest#uk:} GUEST_CTRL_T=1 ;;
-	*) echo "bench: unknown guest '$spec' (linux, native, uk:IMAGE, NAME=uk:IMAGE)" >&2; return 1 ;;
+	*) echo "bench: unknown guest '$spec' (linux, linux-tuned, native, uk, uk:IMAGE, NAME=uk:IMAGE)" >&2; return 1 ;;
 	esac
 	local f
 	for f in $GUEST_KERNEL $GUEST_INITRD; do

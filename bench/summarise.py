@@ -1,269 +1,384 @@
 #!/usr/bin/env python3
 """summarise.py: turn a benchmark results folder into a readable summary.
 
-    bench/summarise.py [--ref GUEST] [--no-chart] RESULTS_DIR
+    bench/summarise.py [--ref GUEST] [--include-busy] [--no-chart] RESULTS_DIR
 
-Reads RESULTS_DIR/runs.csv (one row per ab run) and guests.csv (one row per
-boot), both written by bench/run-bench, and writes
-    summary.md   medians with min-max and run counts, each guest's ratio to
-                 the reference guest, latency, server CPU, boot time, idle
-                 CPU, image size, and every run that was not clean
+Reads RESULTS_DIR/runs.csv (one row per load run), guests.csv (one row per
+boot) and meta.txt, all written by bench/run-bench, and writes
+    summary.md   a header saying what kind of batch it was (load average at
+                 start and end, whether the quiet-host guard passed or was
+                 forced, how many runs other processes disturbed); for every
+                 configuration (back-end, emulator, placement, load
+                 generator) the main table: requests/s, host CPU per request
+                 (QEMU's whole process, or the native server), each with its
+                 ratio to the reference guest, and p50 and p99 latency; then
+                 where the CPU went, comparisons across emulators, placements
+                 or load generators when the batch alternated them, boot time,
+                 idle CPU, image size, and every run to read with care
     chart.dat    the numbers behind the chart
-    chart.png    requests/s per load, one panel per back-end (gnuplot)
-and prints the throughput tables. Only runs with status "ok" count towards
-medians; the others are listed. Standard library only (Debian's python3).
+    chart.png    per configuration: requests/s (log scale), and each guest's
+                 ratios to the reference guest (requests/s and CPU per
+                 request) (gnuplot)
+and prints the requests/s tables. Which runs count: see bench/benchdata.py
+(no failed request, no non-2xx answer, the load generator finished; busy runs
+only with --include-busy). Standard library only (Debian's python3).
 """
 import argparse
-import csv
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 
-# Load names in display order, with what each one means.
-LOADS = {
-    "k1": "ab -k -c 1",
-    "k8": "ab -k -c 8",
-    "k64": "ab -k -c 64",
-    "c1": "ab -c 1",
-    "c16": "ab -c 16",
-    "c64": "ab -c 64",
-}
-RUN_FIELDS = ["rep", "backend", "guest", "load", "keepalive", "concurrency", "requests", "secs",
-              "rps", "failed", "non2xx", "mean_ms", "p99_ms", "server_cpu_s", "server_cpu_pct",
-              "listen_overflows", "overflow", "status"]
-GUEST_FIELDS = ["rep", "backend", "guest", "boot_s", "idle_cpu_pct", "image_bytes", "status"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchdata import (AXES, BUSY_PCT, GUEST_FIELDS, LOADS, NATIVE_EMULATOR, RUN_FIELDS, InputError,  # noqa: E402,F401
+                       Results, Stat, counts, failures, fmt_ratio, is_busy, load_label, md_table,
+                       num, ordered, read_boots, read_runs, text_table)
+
+AXIS_TITLES = {"emulator": "emulator", "placement": "placement", "loadgen": "load generator"}
 
 
-class InputError(Exception):
-    """A results folder that cannot be summarised (missing or malformed)."""
+def parse_meta(meta):
+    """meta.txt's `key: value` lines as a dict (the first of each key)."""
+    out = {}
+    for line in meta.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key not in out:
+            out[key] = value.strip()
+    return out
 
 
-def read_csv(path, fields):
-    """Rows of a CSV as dicts, after checking its header."""
-    try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            if reader.fieldnames != fields:
-                raise InputError(f"{path}: unexpected header {reader.fieldnames}")
-            rows = list(reader)
-    except OSError as e:
-        raise InputError(f"{path}: {e.strerror}") from e
-    for i, row in enumerate(rows, start=2):
-        if None in row or any(v is None for v in row.values()):
-            raise InputError(f"{path}:{i}: wrong number of fields")
-    return rows
+def batch_header(meta, runs, include_busy=False):
+    """What kind of batch this was, in a few lines: the guard's verdict, the
+    load average at start and end, and how many runs were flagged busy."""
+    m = parse_meta(meta)
+    out = []
+    guard = m.get("guard", "")
+    if guard.startswith("FORCED"):
+        out.append(f"**FORCED batch, not a quiet host:** {guard[len('FORCED: '):]}.")
+    elif guard:
+        out.append(f"Quiet-host guard {guard}.")
+    else:
+        out.append("Quiet-host guard: not recorded (a batch from before the guard).")
+    start, end = m.get("load at start", ""), m.get("load at end", "")
+    if not start:
+        host = m.get("host", "")
+        start = host.split("load ")[-1] if "load " in host else "?"
+    out.append(f"Load average (1, 5, 15 min) at start: {start}; at end: {end or '?'}.")
+    measured = [r for r in runs if r.get("busy") in ("0", "1")]
+    if measured:
+        busy = [r for r in measured if is_busy(r)]
+        threshold = m.get("busy", "").split("more than ")[-1].split("%")[0] or f"{BUSY_PCT:g}"
+        what = "counted anyway (--include-busy)" if include_busy else "left out of the medians"
+        out.append(f"Flagged busy: {len(busy)} of {len(measured)} runs (other processes took more "
+                   f"than {threshold}% of a core){'; ' + what if busy else ''}.")
+    else:
+        out.append("Flagged busy: not measured (a batch from before the CPU accounting).")
+    return out
 
 
-def num(text):
-    """A float, or None for an empty or unreadable cell."""
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        return None
-
-
-def ordered(values, order):
-    """Distinct values, those named in `order` first, in first-seen order."""
-    seen = []
-    for v in values:
-        if v not in seen:
-            seen.append(v)
-    return [v for v in order if v in seen] + [v for v in seen if v not in order]
-
-
-class Stat:
-    """Median, min, max and count of a list of numbers (None when empty)."""
-
-    def __init__(self, values):
-        values = [v for v in values if v is not None]
-        self.n = len(values)  # how many values
-        self.median = statistics.median(values) if values else None  # their median
-        self.low = min(values) if values else None  # the smallest
-        self.high = max(values) if values else None  # the largest
-
-    def fmt(self, digits=0, spread=True):
-        if self.median is None:
-            return "-"
-        text = f"{self.median:.{digits}f}"
-        if spread and self.n > 1:
-            text += f" ({self.low:.{digits}f}-{self.high:.{digits}f})"
-        return text
-
-
-def md_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def text_table(header, rows):
-    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
-    out = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(out)
-
-
-class Summary:
+class Summary(Results):
     """The runs of one results folder, grouped for reporting."""
 
-    def __init__(self, runs, boots, ref):
-        self.runs = runs  # runs.csv rows
-        self.boots = boots  # guests.csv rows
-        self.backends = ordered([r["backend"] for r in runs + boots], ["tap", "user"])
+    def __init__(self, runs, boots, ref, include_busy=False):
+        super().__init__(runs, boots, include_busy)
         self.guests = ordered([r["guest"] for r in runs + boots], [ref, "native"])
-        self.loads = ordered([r["load"] for r in runs], list(LOADS))
         self.ref = ref  # the guest ratios are taken against
-        self.reps = len({r["rep"] for r in runs + boots})  # repetitions seen
 
-    def ok_runs(self, backend, guest, load):
-        return [r for r in self.runs if r["backend"] == backend and r["guest"] == guest
-                and r["load"] == load and r["status"] == "ok"]
-
-    def stat(self, backend, guest, load, field):
-        return Stat([num(r[field]) for r in self.ok_runs(backend, guest, load)])
-
-    def ratio(self, backend, guest, load):
-        mine = self.stat(backend, guest, load, "rps").median
-        ref = self.stat(backend, self.ref, load, "rps").median
+    # ---- cells ----------------------------------------------------------
+    def ratio(self, config, guest, load, field):
+        """The guest's median of a field over the reference guest's."""
+        mine = self.stat(config, guest, load, field).median
+        ref = self.stat(config, self.ref, load, field).median
         if mine is None or not ref:
             return None
         return mine / ref
 
-    def throughput_rows(self, backend, with_ratio=True):
+    def marks(self, config, guest, load):
+        """[n=K/M] when only K of M runs count; ! listen overflow; ~ unclean
+        shutdown; b a busy run counted (--include-busy)."""
+        mine = self.cell_runs(config, guest, load)
+        used = self.counted(config, guest, load)
+        text = f" [n={len(used)}/{len(mine)}]" if mine and len(used) < len(mine) else ""
+        if any(r["overflow"] == "1" for r in used):
+            text += " !"
+        if any(self.unclean_stop(r) for r in used):
+            text += " ~"
+        if any(is_busy(r) for r in used):
+            text += " b"
+        return text
+
+    def throughput_rows(self, config, with_ratio=True):
+        """Requests/s: a row per load, a column per guest."""
         rows = []
         for load in self.loads:
-            row = [LOADS.get(load, load)]
+            row = [load_label(load, config["loadgen"])]
             for g in self.guests:
-                st = self.stat(backend, g, load, "rps")
-                cell = st.fmt()
-                r = self.ratio(backend, g, load)
+                cell = self.stat(config, g, load, "rps").fmt()
+                r = self.ratio(config, g, load, "rps")
                 if with_ratio and r is not None and g != self.ref:
                     cell += f" x{r:.2f}"
-                if 0 < st.n < self.reps:
-                    cell += f" [n={st.n}]"
-                if any(x["overflow"] == "1" for x in self.ok_runs(backend, g, load)):
-                    cell += " !"
-                row.append(cell)
+                row.append(cell + self.marks(config, g, load))
             rows.append(row)
         return rows
 
-    def unclean(self):
-        """Runs that did not count, or that counted but carry a warning."""
-        notes = []
-        for r in self.runs:
-            why = []
-            if r["status"] == "no_boot":
-                continue  # reported once, with the boot
-            if r["status"] != "ok":
-                why.append(r["status"])
-            if (num(r["failed"]) or 0) > 0:
-                why.append(f"{r['failed']} failed")
-            if (num(r["non2xx"]) or 0) > 0:
-                why.append(f"{r['non2xx']} non-2xx")
-            if r["overflow"] == "1":
-                why.append(f"listen overflow ({r['listen_overflows']} drops)")
-            if why:
-                notes.append(f"rep {r['rep']} {r['backend']} {r['guest']} {LOADS.get(r['load'], r['load'])}: "
-                             + ", ".join(why))
-        for b in self.boots:
-            if b["status"] != "ok":
-                notes.append(f"rep {b['rep']} {b['backend']} {b['guest']}: {b['status']}")
-        return notes
-
-    def markdown(self, meta):
-        out = ["# Benchmark summary", ""]
-        if meta:
-            out += ["```", meta.strip(), "```", ""]
-        out += [f"Medians over the clean runs, (min-max) when more than one; x = ratio of the "
-                f"median to {self.ref}'s on the same back-end and load; [n=K]: only K clean runs; "
-                f"!: some of the runs hit a listen overflow (see the end). {self.reps} repetition(s).", ""]
-        head = ["load"] + self.guests
-        for backend in self.backends:
-            out += [f"## Requests/s, back-end `{backend}`", "", md_table(head, self.throughput_rows(backend)), ""]
-        for backend in self.backends:
-            out += [f"## Latency (ms, mean / p99) and server CPU (% of a core), back-end `{backend}`", ""]
-            rows = []
-            for load in self.loads:
-                row = [LOADS.get(load, load)]
-                for g in self.guests:
-                    mean = self.stat(backend, g, load, "mean_ms").fmt(2, spread=False)
-                    p99 = self.stat(backend, g, load, "p99_ms").fmt(2, spread=False)
-                    cpu = self.stat(backend, g, load, "server_cpu_pct").fmt(0, spread=False)
-                    row.append(f"{mean} / {p99}, {cpu}%")
-                rows.append(row)
-            out += [md_table(head, rows), ""]
-        out += ["## Guests", "",
-                "Boot: seconds from start to the first HTTP response. Idle: the server process's CPU "
-                "over the idle sample (first repetition). Image: kernel + initramfs or app image; "
-                "for native, the httpd binary.", ""]
+    def main_rows(self, config):
+        """The main table: a row per load and guest."""
         rows = []
-        for backend in self.backends:
+        for load in self.loads:
             for g in self.guests:
-                mine = [b for b in self.boots if b["backend"] == backend and b["guest"] == g]
+                mine = self.cell_runs(config, g, load)
                 if not mine:
                     continue
+                used = self.counted(config, g, load)
+                rps = self.stat(config, g, load, "rps")
+                cpu = self.stat(config, g, load, "cpu_us_per_req")
+                is_ref = g == self.ref
+                rows.append([load_label(load, config["loadgen"]), g,
+                             rps.fmt() + self.marks(config, g, load),
+                             "ref" if is_ref else fmt_x(self.ratio(config, g, load, "rps")),
+                             cpu.fmt(1),
+                             "ref" if is_ref else fmt_x(self.ratio(config, g, load, "cpu_us_per_req")),
+                             self.stat(config, g, load, "p50_ms").fmt(3, spread=False),
+                             self.stat(config, g, load, "p99_ms").fmt(3, spread=False),
+                             f"{len(used)}/{len(mine)}"])
+        return rows
+
+    def cpu_rows(self, config):
+        """Where the CPU went: server, load generator, everyone else."""
+        rows = []
+        for load in self.loads:
+            for g in self.guests:
+                used = self.counted(config, g, load)
+                if not used:
+                    continue
+                gen = Stat([per_request(r, "loadgen_cpu_s") for r in used])
+                rows.append([load_label(load, config["loadgen"]), g,
+                             pct(self.stat(config, g, load, "server_cpu_pct").fmt(0, spread=False)),
+                             gen.fmt(1, spread=False),
+                             pct(self.stat(config, g, load, "others_cpu_pct").fmt(1)),
+                             pct(self.stat(config, g, load, "steal_pct").fmt(1, spread=False))])
+        return rows
+
+    def axis_rows(self, axis, fixed):
+        """One guest and load per row, a column per value of `axis`: req/s,
+        its ratio to the reference guest and that of CPU per request under
+        the same value, and the change against the first value."""
+        rows = []
+        values = self.values[axis]
+        for g in self.guests:
+            for load in self.loads:
+                row = [g, load]
+                first = self.stat(dict(fixed, **{axis: values[0]}), g, load, "rps").median
+                for v in values:
+                    c = dict(fixed, **{axis: v})
+                    st = self.stat(c, g, load, "rps")
+                    cell = st.fmt()
+                    if g != self.ref and st.median is not None:
+                        cell += f" x{fmt_ratio(self.ratio(c, g, load, 'rps'))}, CPU x" \
+                                f"{fmt_ratio(self.ratio(c, g, load, 'cpu_us_per_req'))}"
+                    if v != values[0] and st.median is not None and first:
+                        cell += f", {100 * (st.median / first - 1):+.0f}%"
+                    row.append(cell + self.marks(c, g, load))
+                rows.append(row)
+        return rows
+
+    # ---- the report -----------------------------------------------------
+    def header(self, meta):
+        return batch_header(meta, self.runs, self.include_busy)
+
+    def legend(self):
+        return (f"Medians over the runs that count, (min-max) when more than one; x = ratio of the "
+                f"median to {self.ref}'s in the same configuration and load (requests/s: higher is "
+                f"better; CPU per request: lower is better). CPU per request: microseconds of host CPU "
+                f"the server took per request (QEMU's whole process: vCPU, I/O thread and the rest; "
+                f"for native, the server process). A run counts when every request completed with "
+                f"a 2xx answer and, unless --include-busy, no other process took its CPU; "
+                f"[n=K/M]: only K of M runs counted; !: a listen overflow on the host; ~: the guest's "
+                f"shutdown was unclean; b: a busy run counted. {self.reps_seen()} repetition(s).")
+
+    def reps_seen(self):
+        return len({r["rep"] for r in self.runs + self.boots})
+
+    def guest_rows(self):
+        rows = []
+        for config in self.configs():
+            c = {k: config[k] for k in ("backend", "emulator", "placement")}
+            for g in self.guests:
+                mine = [b for b in self.boots if b["guest"] == g and self.matches(b, c)]
+                if not mine or config["loadgen"] != self.values["loadgen"][0]:
+                    continue  # a boot serves every load generator: one row
+                if all(b["emulator"] == NATIVE_EMULATOR for b in mine) and config["emulator"] != self.values["emulator"][0]:
+                    continue  # no emulator: one row
                 ok = [b for b in mine if b["status"] == "ok"]
                 boot = Stat([num(b["boot_s"]) for b in ok]).fmt(2)
                 idle = Stat([num(b["idle_cpu_pct"]) for b in ok]).fmt(2)
                 size = Stat([num(b["image_bytes"]) for b in mine]).median
-                rows.append([backend, g, boot, idle + ("%" if idle != "-" else ""),
+                rows.append([self.label(c, ("backend",) + tuple(a for a in self.varying() if a != "loadgen")), g,
+                             boot, pct(idle),
                              f"{size / 1e6:.2f} MB" if size else "-", f"{len(ok)}/{len(mine)}"])
-        out += [md_table(["back-end", "guest", "boot s", "idle CPU", "image", "clean boots"], rows), ""]
-        notes = self.unclean()
+        return rows
+
+    def notes(self):
+        """Runs left out of the medians, and runs counted with a warning."""
+        out = []
+        for r in self.runs:
+            if r["status"] == "no_boot":
+                continue  # reported once, with the boot
+            why = failures(r)
+            if is_busy(r):
+                why.append(f"busy: others took {r['others_cpu_pct']}% of a core"
+                           + (" (counted)" if self.include_busy and not failures(r) else ""))
+            if r["overflow"] == "1":
+                why.append(f"listen overflow ({r['listen_overflows']} drops)")
+            if self.unclean_stop(r):
+                why.append("the guest's shutdown was unclean (counted)")
+            if why:
+                out.append(f"rep {r['rep']} {self.run_label(r)}: " + ", ".join(why))
+        for b in self.boots:
+            if b["status"] != "ok":
+                out.append(f"rep {b['rep']} {b['backend']} {b['emulator']} {b['placement']} {b['guest']}: {b['status']}")
+        return out
+
+    def run_label(self, r):
+        parts = [r["backend"]] + [r[a] for a in self.varying()] + [r["guest"], load_label(r["load"], r["loadgen"])]
+        return " ".join(parts)
+
+    def markdown(self, meta):
+        out = ["# Benchmark summary", ""]
+        out += self.header(meta) + [""]
+        if meta:
+            out += ["```", meta.strip(), "```", ""]
+        out += [self.legend(), ""]
+        head = ["load", "guest", "req/s", f"x {self.ref}", "CPU us/req", f"x {self.ref}", "p50 ms",
+                "p99 ms", "runs"]
+        for config in self.configs():
+            out += [f"## {self.label(config)}", "", md_table(head, self.main_rows(config)), ""]
+        for config in self.configs():
+            out += [f"### Requests/s, {self.label(config)}", "",
+                    md_table(["load"] + self.guests, self.throughput_rows(config)), ""]
+        out += ["## Where the CPU went", "",
+                "The server's CPU in % of one core; the load generator's CPU per request (us); what "
+                "every other process took, in % of one core (median (min-max)); the hypervisor's steal.", ""]
+        for config in self.configs():
+            out += [f"### {self.label(config)}", "",
+                    md_table(["load", "guest", "server", "load gen us/req", "others", "steal"],
+                             self.cpu_rows(config)), ""]
+        for axis in self.varying():
+            others = [a for a in AXES if a != axis]
+            out += [f"## Each guest under each {AXIS_TITLES[axis]}", "",
+                    f"x: ratio to {self.ref} under the same {AXIS_TITLES[axis]} (requests/s, then CPU per "
+                    f"request); %: requests/s against the first {AXIS_TITLES[axis]}'s.", ""]
+            seen = []
+            for config in self.configs():
+                fixed = {a: config[a] for a in others}
+                if fixed in seen:
+                    continue
+                seen.append(fixed)
+                out += [f"### {self.label(fixed, others)}", "",
+                        md_table(["guest", "load"] + [f"{AXIS_TITLES[axis]} {v}" for v in self.values[axis]],
+                                 self.axis_rows(axis, fixed)), ""]
+        out += ["## Guests", "",
+                "Boot: seconds from start to the first HTTP response. Idle: the server process's CPU "
+                "over the idle sample (first repetition). Image: kernel + initramfs or app image; "
+                "for native, the httpd binary.", ""]
+        out += [md_table(["configuration", "guest", "boot s", "idle CPU", "image", "clean boots"],
+                         self.guest_rows()), ""]
+        notes = self.notes()
         out += ["## Runs to read with care", ""]
         out += [f"- {n}" for n in notes] if notes else ["None: every run was clean."]
         out += ["", "A listen overflow under `user` is the emulator's forwarded socket (backlog 1) "
-                "dropping handshakes on the host: such a run measures QEMU's slirp, not the guest."]
+                "dropping handshakes on the host: such a run measures QEMU's slirp, not the guest. "
+                "A busy run shared the CPUs with other work: its figures are the host's, not the guest's."]
         return "\n".join(out) + "\n"
 
+    # ---- the chart ------------------------------------------------------
     def chart_data(self):
-        """One line per back-end and load: label, then median min max per guest."""
-        lines = ["# backend load " + " ".join(f"{g}_median {g}_min {g}_max" for g in self.guests)]
-        for backend in self.backends:
+        """Per configuration (a gnuplot index), a line per load: median min
+        max of requests/s per guest, then per guest the ratios to the
+        reference guest (requests/s, CPU per request)."""
+        lines = ["# load " + " ".join(f"{g}_median {g}_min {g}_max" for g in self.guests)
+                 + " " + " ".join(f"{g}_rps_ratio {g}_cpu_ratio" for g in self.guests)]
+        for config in self.configs():
             for load in self.loads:
-                cells = [backend, load]
+                cells = [load]
                 for g in self.guests:
-                    s = self.stat(backend, g, load, "rps")
+                    s = self.stat(config, g, load, "rps")
                     cells += ["NaN"] * 3 if s.median is None else [f"{s.median:.1f}", f"{s.low:.1f}", f"{s.high:.1f}"]
+                for g in self.guests:
+                    for field in ("rps", "cpu_us_per_req"):
+                        r = self.ratio(config, g, load, field)
+                        cells.append("NaN" if r is None else f"{r:.4f}")
                 lines.append(" ".join(cells))
             lines += ["", ""]  # gnuplot index separator
         return "\n".join(lines) + "\n"
 
 
+def per_request(run, field):
+    """Microseconds of a CPU-seconds field per completed request."""
+    v, req = num(run.get(field)), num(run.get("requests"))
+    return v * 1e6 / req if v is not None and req else None
+
+
+def pct(text):
+    """A formatted percentage, '-' left alone."""
+    return text if text == "-" else text + "%"
+
+
+def fmt_x(v):
+    return "-" if v is None else f"x{fmt_ratio(v)}"
+
+
 def gnuplot_script(summary, data, png):
-    n = len(summary.backends)
-    s = [f"set terminal pngcairo size 1100,{420 * n} font 'sans,10'" if has_cairo() else
-         f"set terminal png size 1100,{420 * n}",
+    configs = summary.configs()
+    n = len(configs)
+    ng = len(summary.guests)
+    s = [f"set terminal pngcairo size 1400,{380 * n} font 'sans,9'" if has_cairo() else
+         f"set terminal png size 1400,{380 * n}",
          f"set output '{png}'",
-         f"set multiplot layout {n},1",
+         f"set multiplot layout {n},2",
          "set style data histograms",
-         "set style histogram errorbars gap 1 lw 1",
          "set style fill solid 0.8 border -1",
-         "set logscale y", "set yrange [10:*]", "set grid ytics",
-         "set ylabel 'requests/s (log scale)'", "set key top right",
-         "set xtics nomirror",
-         "set xlabel 'load: k = ab -k (keep-alive), c = a new connection per request; number = concurrency'"]
-    for i, backend in enumerate(summary.backends):
-        s.append(f"set title 'httpd requests/s, back-end {backend}: median, bars min-max "
-                 f"({summary.reps} repetition(s))'")
+         "set grid ytics", "set key top left", "set xtics nomirror",
+         "set xlabel 'load: k = keep-alive, c = a new connection per request; number = concurrency'"]
+    for i, config in enumerate(configs):
+        name = summary.label(config).replace("`", "")
+        # Left: requests/s, log scale, bars min-max.
+        s += ["set style histogram errorbars gap 1 lw 1", "set logscale y", "set yrange [10:*]",
+              "set ylabel 'requests/s (log scale)'", "unset arrow",
+              f"set title 'requests/s, {name}: median, bars min-max'"]
         plots = []
         for j, g in enumerate(summary.guests):
             # gnuplot refuses a series without a point: leave out a guest
-            # with no clean run here, keeping each guest's colour.
-            if all(summary.stat(backend, g, load, "rps").median is None for load in summary.loads):
+            # with no counted run here, keeping each guest's colour.
+            if all(summary.stat(config, g, load, "rps").median is None for load in summary.loads):
                 continue
-            c = 3 + 3 * j
-            plots.append(f"'{data}' index {i} using {c}:{c + 1}:{c + 2}{'' if plots else ':xtic(2)'} "
+            c = 2 + 3 * j
+            plots.append(f"'{data}' index {i} using {c}:{c + 1}:{c + 2}{'' if plots else ':xtic(1)'} "
                          f"title '{g}' lc {j + 1}")
-        if plots:
-            s.append("plot " + ", ".join(plots))
-        else:
-            s += ["set label 1 'no clean runs' at graph 0.5, 0.5 center", "unset logscale y",
-                  "plot [0:1] [0:1] NaN notitle", "unset label 1", "set logscale y"]
+        s += plot_or_empty(plots)
+        # Right: ratios to the reference guest (1 = the same), log scale.
+        s += ["set style histogram clustered gap 1", "set logscale y", "set yrange [*:*]",
+              f"set ylabel 'ratio to {summary.ref} (log scale)'",
+              "set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 front",
+              f"set title 'ratio to {summary.ref}, {name}: requests/s (solid), CPU per request (hatched)'"]
+        plots = []
+        for j, g in enumerate(summary.guests):
+            if g == summary.ref or all(summary.ratio(config, g, load, "rps") is None for load in summary.loads):
+                continue
+            c = 2 + 3 * ng + 2 * j
+            plots.append(f"'{data}' index {i} using {c}{'' if plots else ':xtic(1)'} "
+                         f"title '{g} req/s' lc {j + 1} fs solid 0.8")
+            plots.append(f"'{data}' index {i} using {c + 1} title '{g} CPU/req' lc {j + 1} fs pattern 4")
+        s += plot_or_empty(plots)
     s.append("unset multiplot")
     return "\n".join(s) + "\n"
+
+
+def plot_or_empty(plots):
+    if plots:
+        return ["plot " + ", ".join(plots)]
+    return ["set label 1 'no run counted' at graph 0.5, 0.5 center", "unset logscale y",
+            "plot [0:1] [0:1] NaN notitle", "unset label 1"]
 
 
 def has_cairo():
@@ -277,12 +392,14 @@ def has_cairo():
 def main(argv):
     ap = argparse.ArgumentParser(description="Summarise a bench/results folder.")
     ap.add_argument("--ref", help="reference guest for ratios (default: first non-native guest)")
+    ap.add_argument("--include-busy", action="store_true",
+                    help="count runs that other processes disturbed (flagged busy) in medians")
     ap.add_argument("--no-chart", action="store_true", help="skip the PNG")
     ap.add_argument("dir")
     args = ap.parse_args(argv)
     try:
-        runs = read_csv(os.path.join(args.dir, "runs.csv"), RUN_FIELDS)
-        boots = read_csv(os.path.join(args.dir, "guests.csv"), GUEST_FIELDS)
+        runs = read_runs(os.path.join(args.dir, "runs.csv"))
+        boots = read_boots(os.path.join(args.dir, "guests.csv"))
     except InputError as e:
         print(f"summarise: {e}", file=sys.stderr)
         return 2
@@ -291,7 +408,7 @@ def main(argv):
         return 2
     names = ordered([r["guest"] for r in runs], [])
     ref = args.ref or next((g for g in names if g != "native"), names[0])
-    summary = Summary(runs, boots, ref)
+    summary = Summary(runs, boots, ref, args.include_busy)
     meta = ""
     try:
         with open(os.path.join(args.dir, "meta.txt")) as f:
@@ -301,11 +418,13 @@ def main(argv):
 
     with open(os.path.join(args.dir, "summary.md"), "w") as f:
         f.write(summary.markdown(meta))
-    for backend in summary.backends:
-        print(f"\nrequests/s, back-end {backend} (median (min-max) over clean runs; x = ratio to {ref};"
-              " !: listen overflow)")
-        print(text_table(["load"] + summary.guests, summary.throughput_rows(backend)))
-    notes = summary.unclean()
+    for line in summary.header(meta):
+        print(line.replace("**", ""))
+    for config in summary.configs():
+        print(f"\nrequests/s, {summary.label(config).replace('`', '')} (median (min-max) over the runs "
+              f"that count; x = ratio to {ref}; !: listen overflow)")
+        print(text_table(["load"] + summary.guests, summary.throughput_rows(config)))
+    notes = summary.notes()
     if notes:
         print(f"\n{len(notes)} run(s) to read with care (see summary.md)")
 

@@ -6,7 +6,9 @@
 #   mk/deps.sh newlib     newlib 3.3.0 from `newlib-source`, built for bare-metal x86_64
 #   mk/deps.sh linux      Debian's linux-image-amd64, downloaded and unpacked (not installed)
 #   mk/deps.sh fuzz       clang and libFuzzer (for make fuzz)
-#   mk/deps.sh all        all of the above
+#   mk/deps.sh qemu10     QEMU 10 from bookworm-backports, unpacked into deps/qemu10
+#                         (never installed: the system's QEMU 7.2 stays the default)
+#   mk/deps.sh all        packages, lwip and newlib
 #
 # Everything third-party lands under $DEPS (default: deps/, ignored by git).
 # Each step leaves a stamp file; a second run with the stamp present does nothing.
@@ -18,7 +20,7 @@ mkdir -p "$DEPS"
 
 PACKAGES="gcc make binutils qemu-system-x86 apache2-utils libcmocka-dev newlib-source \
 cpio xz-utils gzip curl iproute2 gnuplot-nox procps gdb dpkg-dev \
-libc6-dev python3"
+libc6-dev python3 wrk util-linux"
 
 log() { echo "deps: $*" >&2; }
 
@@ -158,6 +160,90 @@ linux() {
 	touch "$DEPS/linux/.stamp"
 }
 
+# QEMU 10 (bench/qemu-run QEMU=10): qemu-system-x86, -common and -data from
+# Debian's bookworm-backports suite, fetched through a private sources file
+# (the system's own lists are left alone) and unpacked with dpkg-deb -x into
+# $DEPS/qemu10/root, never installed. Its binary runs with the system's
+# libraries; bench/qemu-run gives it its own firmware (-L) and module
+# directory (QEMU_MODULE_DIR). QEMU looks for a module there first and then
+# in the system's directory, where 7.2's modules refuse to load into 10
+# ("Only modules from the same build can be loaded", and qemu-run then reads
+# QEMU's own failure). 7.2 ships the OpenGL and SPICE modules in
+# qemu-system-common, 10 in packages of their own: fetching those too puts a
+# module of the same build in front of every module name 7.2 has. Their
+# libraries are those 7.2's qemu-system-common already depends on.
+QEMU10_SUITE=bookworm-backports
+QEMU10_PACKAGES="qemu-system-x86 qemu-system-common qemu-system-data \
+qemu-system-modules-opengl qemu-system-modules-spice"
+
+private_apt_backports() {
+	local dir=$DEPS/apt-backports
+	mkdir -p "$dir/lists/partial" "$dir/archives/partial"
+	if [ ! -f "$dir/backports.sources" ]; then
+		# The system's Debian archive entries (not the security archive,
+		# which has no backports suite), with the one suite we want.
+		local f
+		: >"$dir/backports.sources.tmp"
+		for f in /etc/apt/sources.list.d/*.sources; do
+			[ -f "$f" ] || continue
+			awk -v suite="$QEMU10_SUITE" '
+				function flush() { if (block != "" && block ~ /\nURIs:[^\n]*\/debian\/?(\n|$)/) printf "%s\n", block; block = "" }
+				/^[ \t]*$/ { flush(); next }
+				/^Types:/ { $0 = "Types: deb" }
+				/^Suites:/ { $0 = "Suites: " suite }
+				{ block = block "\n" $0 }
+				END { flush() }' "$f" >>"$dir/backports.sources.tmp"
+		done
+		if [ -f /etc/apt/sources.list ]; then
+			sed -n "s|^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*/debian/\{0,1\}\) [^ ]* \(.*\)|deb \1\2 $QEMU10_SUITE \3|p" \
+				/etc/apt/sources.list >"$dir/sources.list.tmp"
+		else
+			: >"$dir/sources.list.tmp"
+		fi
+		[ -s "$dir/backports.sources.tmp" ] || [ -s "$dir/sources.list.tmp" ] ||
+			{ log "no Debian archive in the system's apt sources: cannot reach $QEMU10_SUITE"; exit 1; }
+		mv "$dir/sources.list.tmp" "$dir/sources.list"
+		mv "$dir/backports.sources.tmp" "$dir/backports.sources"
+	fi
+	APT_BP_OPTS=(-o APT::Sandbox::User=root -o "Dir::Etc::sourcelist=$dir/sources.list"
+		-o "Dir::Etc::sourceparts=$dir"
+		-o "Dir::State::lists=$dir/lists"
+		-o "Dir::Cache::archives=$dir/archives")
+	if [ ! -f "$dir/updated" ]; then
+		log "apt-get update (private $QEMU10_SUITE lists)"
+		apt-get "${APT_BP_OPTS[@]}" update -qq
+		touch "$dir/updated"
+	fi
+}
+
+qemu10() {
+	local dest=$DEPS/qemu10 want
+	want=$(echo $QEMU10_SUITE $QEMU10_PACKAGES)
+	[ -f "$dest/.stamp" ] && [ "$(sed -n 2p "$dest/.stamp")" = "$want" ] && return
+	private_apt_backports
+	local work=$DEPS/qemu10-dl p deb
+	rm -rf "$work" "$dest" && mkdir -p "$work" "$dest/root"
+	for p in $QEMU10_PACKAGES; do
+		log "downloading $p/$QEMU10_SUITE"
+		(cd "$work" && apt-get "${APT_BP_OPTS[@]}" download -qq "$p/$QEMU10_SUITE" >/dev/null) ||
+			{ log "download of $p from $QEMU10_SUITE failed"; exit 1; }
+	done
+	for deb in "$work"/*.deb; do
+		dpkg-deb -x "$deb" "$dest/root"
+		dpkg-deb -f "$deb" Package Version | paste -sd' ' >>"$dest/packages"
+	done
+	local bin=$dest/root/usr/bin/qemu-system-x86_64 version
+	[ -x "$bin" ] || { log "no qemu-system-x86_64 in the $QEMU10_SUITE packages"; exit 1; }
+	version=$("$bin" --version | sed -n '1s/^QEMU emulator version \([0-9][0-9.]*\).*/\1/p')
+	case "$version" in
+	10.*) ;;
+	*) log "$QEMU10_SUITE holds QEMU '${version:-?}', not 10.x (see $dest/packages)"; exit 1 ;;
+	esac
+	rm -rf "$work"
+	printf '%s\n%s\n' "$version" "$want" >"$dest/.stamp"
+	log "QEMU $version in $dest/root (bench/qemu-run QEMU=10)"
+}
+
 # Fuzzing (make fuzz only): clang and its libFuzzer runtime.
 fuzz() { install_missing clang libclang-rt-14-dev; }
 
@@ -167,6 +253,7 @@ lwip) lwip ;;
 newlib) newlib ;;
 linux) linux ;;
 fuzz) fuzz ;;
+qemu10) qemu10 ;;
 all) packages; lwip; newlib ;;
-*) echo "usage: $0 packages|lwip|newlib|linux|fuzz|all" >&2; exit 2 ;;
+*) echo "usage: $0 packages|lwip|newlib|linux|fuzz|qemu10|all" >&2; exit 2 ;;
 esac

@@ -3,7 +3,10 @@
 # builds can measure what each is worth, and builds that try the reference
 # write-up's "ideas that were wrong" again.
 #
-#   make VARIANT=NAME     build/apps/httpd-NAME.elf (objects in build/variants/NAME)
+#   make VARIANT=NAME     build/apps/httpd-NAME.elf (objects in build/variants/NAME),
+#                         and beside it httpd-NAME.flags (its compiler flags, which
+#                         the benchmark records: every variant is a release build,
+#                         -DNDEBUG, KASSERTs off; `all` is the benchmark's uk guest)
 #   make variants         every variant below
 #   make list-variants    their names and what each changes
 #
@@ -78,6 +81,7 @@ variant:
 	$(MAKE) --no-print-directory VARIANT=$(VARIANT) $(BUILD)/apps/httpd.elf $(LOADER)
 	@mkdir -p build/apps
 	cp $(BUILD)/apps/httpd.elf build/apps/httpd-$(VARIANT).elf
+	@echo '$(strip $(GUEST_CFLAGS))' >build/apps/httpd-$(VARIANT).flags
 	@echo "built build/apps/httpd-$(VARIANT).elf (off: $(or $(VARIANT_OFF_$(VARIANT)),nothing)$(if $(IDEA_CFLAGS_$(VARIANT)),; $(IDEA_CFLAGS_$(VARIANT))))"
 
 variants: deps

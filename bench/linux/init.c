@@ -6,6 +6,10 @@
  *     options before `--`, the app's argv after it), read from /proc/cmdline;
  *   - loads the virtio modules listed in /lib/modules/load-order (in Debian's
  *     kernel virtio is modular), waits for eth0 and configures it statically;
+ *   - with `busy_poll=US` among the options (the benchmark's linux-tuned
+ *     guest), writes US to net.core.busy_poll and net.core.busy_read, so
+ *     poll() and reads spin on the device's queue that long before sleeping,
+ *     and prints what it reads back;
  *   - runs /bin/httpd with APP-ARGS and, when it exits with status N, ends QEMU
  *     through the isa-debug-exit device (port 0xf4), which makes QEMU exit
  *     with 2N+1, as the unikernel does, so bench/qemu-run returns N.
@@ -47,6 +51,7 @@ enum {
 	EXIT_NO_NIC = 102,     /* eth0 never appeared */
 	EXIT_NET = 103,        /* the address or route was refused */
 	EXIT_EXEC = 104,       /* the app could not be started */
+	EXIT_SYSCTL = 105,     /* busy_poll= malformed, or its sysctls refused */
 };
 
 /* The network settings and the app's argv, from the kernel command line. */
@@ -54,6 +59,7 @@ struct boot_config {
 	const char *ip;            /* ip= : the guest's IPv4 address */
 	const char *gw;            /* gw= : default gateway (optional) */
 	const char *mask;          /* mask= : netmask (default 255.255.255.0) */
+	const char *busy_poll;     /* busy_poll= : microseconds of socket busy polling (optional) */
 	char *argv[MAX_ARGS + 2];  /* APP_PATH, then the words after `--` */
 };
 
@@ -143,6 +149,8 @@ static void read_cmdline(struct boot_config *cfg)
 			cfg->gw = tok + 3;
 		} else if (strncmp(tok, "mask=", 5) == 0) {
 			cfg->mask = tok + 5;
+		} else if (strncmp(tok, "busy_poll=", 10) == 0) {
+			cfg->busy_poll = tok + 10;
 		}
 	}
 	cfg->argv[argc] = NULL;
@@ -244,6 +252,40 @@ static void configure_network(const struct boot_config *cfg)
 	say(IFACE " %s mask %s gw %s", cfg->ip, cfg->mask, cfg->gw ? cfg->gw : "-");
 }
 
+/* Writes VALUE to the sysctl file PATH and returns what it then holds. */
+static long write_sysctl(const char *path, const char *value)
+{
+	char back[32];
+	ssize_t n;
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		fail(EXIT_SYSCTL, "%s: %s", path, strerror(errno));
+	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+		fail(EXIT_SYSCTL, "writing %s to %s: %s", value, path, strerror(errno));
+	if (lseek(fd, 0, SEEK_SET) != 0 || (n = read(fd, back, sizeof(back) - 1)) <= 0)
+		fail(EXIT_SYSCTL, "reading %s back: %s", path, strerror(errno));
+	back[n] = '\0';
+	close(fd);
+	return strtol(back, NULL, 10);
+}
+
+/* busy_poll=US: socket busy polling for poll() (busy_poll) and reads (busy_read). */
+static void set_busy_poll(const char *us)
+{
+	long poll_us, read_us;
+
+	if (us == NULL)
+		return;
+	if (us[0] == '\0' || strspn(us, "0123456789") != strlen(us) || strlen(us) > 6)
+		fail(EXIT_SYSCTL, "busy_poll= wants microseconds (0-999999), not '%s'", us);
+	poll_us = write_sysctl("/proc/sys/net/core/busy_poll", us);
+	read_us = write_sysctl("/proc/sys/net/core/busy_read", us);
+	if (poll_us != strtol(us, NULL, 10) || read_us != poll_us)
+		fail(EXIT_SYSCTL, "busy polling: asked %s us, got busy_poll %ld busy_read %ld", us, poll_us, read_us);
+	say("net.core.busy_poll=%ld net.core.busy_read=%ld", poll_us, read_us);
+}
+
 int main(void)
 {
 	struct boot_config cfg;
@@ -255,6 +297,7 @@ int main(void)
 	read_cmdline(&cfg);
 	load_modules();
 	configure_network(&cfg);
+	set_busy_poll(cfg.busy_poll);
 
 	app = fork();
 	if (app < 0)

@@ -4,7 +4,8 @@
 # to its port 80, then: the response byte for byte (curl), raw exchanges
 # (HTTP/1.0 close, keep-alive as ab sends it, a request split across writes,
 # pipelined requests, malformed and over-long requests), a bounded ab with
-# and without keep-alive (0 failures), and the shutdown request, after which
+# and without keep-alive (every request completed, 0 failed, no non-2xx
+# answer), and the shutdown request, after which
 # QEMU must return the app's 0 and the network counters must be printed.
 # Traffic goes only to 127.0.0.1.
 set -uo pipefail
@@ -86,14 +87,15 @@ raw_exchange "$port" "$tmp/got" "GET /$(head -c 3000 /dev/zero | tr '\0' a) HTTP
 [ ! -s "$tmp/got" ] || die "an over-long request was answered"
 curl -s -m 10 "$url/" >"$tmp/got" && [ "$(wc -c <"$tmp/got")" = 41 ] || die "no answer after bad requests"
 
-ab_check() { # N ab-options...: ab must complete N requests with 0 failures
+ab_check() { # N ab-options...: ab must complete N requests, 0 failed, every answer 2xx
 	local n=$1
 	shift
 	echo "== ab -n $n $*"
 	timeout 120 ab -q -n "$n" -s 10 "$@" "$url/" >"$tmp/ab" 2>&1 || { cat "$tmp/ab"; die "ab failed"; }
 	grep -E '^(Complete|Failed) requests|^Requests per second|^Time taken' "$tmp/ab"
-	grep -Eq "^Complete requests: +$n\$" "$tmp/ab" && grep -Eq '^Failed requests: +0$' "$tmp/ab" ||
-		{ cat "$tmp/ab"; die "ab: incomplete or failed requests"; }
+	grep -Eq "^Complete requests: +$n\$" "$tmp/ab" && grep -Eq '^Failed requests: +0$' "$tmp/ab" &&
+		! grep -q '^Non-2xx responses' "$tmp/ab" ||
+		{ cat "$tmp/ab"; die "ab: incomplete, failed or non-2xx requests"; }
 }
 ab_check 2000 -k -c 8
 ab_check 300 -c 1

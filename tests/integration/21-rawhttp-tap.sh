@@ -73,14 +73,15 @@ console | grep -E "^net: 52:54:00:12:34:56 ip ${GUEST//./\\.}/24 gw ${NETNS_HOST
 	die "no static configuration line"
 wait_http "$url/" 20 "$pid" || die "no HTTP answer"
 
-ab_check() { # N ab-options...: ab must complete N requests with 0 failures
+ab_check() { # N ab-options...: ab must complete N requests, 0 failed, every answer 2xx
 	local n=$1
 	shift
 	echo "== ab -n $n $*"
 	"${NET_EXEC[@]}" timeout 120 ab -q -n "$n" -s 10 "$@" "$url/" >"$tmp/ab" 2>&1 || { cat "$tmp/ab"; die "ab failed"; }
 	grep -E '^(Complete|Failed) requests|^Requests per second|^Time taken' "$tmp/ab"
-	grep -Eq "^Complete requests: +$n\$" "$tmp/ab" && grep -Eq '^Failed requests: +0$' "$tmp/ab" ||
-		{ cat "$tmp/ab"; die "ab: incomplete or failed requests"; }
+	grep -Eq "^Complete requests: +$n\$" "$tmp/ab" && grep -Eq '^Failed requests: +0$' "$tmp/ab" &&
+		! grep -q '^Non-2xx responses' "$tmp/ab" ||
+		{ cat "$tmp/ab"; die "ab: incomplete, failed or non-2xx requests"; }
 }
 ab_check 3000 -k -c 64
 ab_check 1000 -c 16

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The unikernel's httpd on the user back-end (what `make run` uses), with its
 # address from QEMU's DHCP: a fetch through the forwarded port, a short
-# keep-alive load, then 5 s of idle during which QEMU must use almost no CPU
+# keep-alive load (every request completed with a 2xx answer, ab exiting 0),
+# then 5 s of idle during which QEMU must use almost no CPU
 # (the guest parks in hlt; only lwIP's slow timers wake it).
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
@@ -24,9 +25,8 @@ tr -d '\r' <"$tmp/console" | grep -Eq '^net: 52:54:00:12:34:56 ip 10\.0\.2\.15/2
 curl -s -i "$url/" >"$tmp/got"
 printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\r\nHello from httpd, a poll()-based server.\n' >"$tmp/want"
 expect_file "$tmp/got" "$tmp/want"
-timeout 60 ab -q -k -n 1000 -c 8 -s 10 "$url/" >"$tmp/ab" 2>&1
-grep -q '^Complete requests: *1000$' "$tmp/ab" && grep -q '^Failed requests: *0$' "$tmp/ab" ||
-	{ cat "$tmp/ab"; fail "ab -k: incomplete or failed requests"; }
+# ab_load: ab's exit status 0, all 1000 complete, none failed, none non-2xx.
+ab_load "$url/" 1000 8 -k || { cat "$tmp/console"; fail "ab -k: did not finish, or incomplete, failed or non-2xx requests"; }
 
 # Idle: QEMU's CPU time (user + system ticks) over 5 s.
 qpid=$(cat "$tmp/qemu.pid")

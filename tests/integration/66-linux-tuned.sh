@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# 66-linux-tuned: the benchmark's linux-tuned guest (bench/guests.sh): the
+# Linux image with idle=poll mitigations=off busy_poll=50 on its command line.
+# Its init must write 50 to net.core.busy_poll and net.core.busy_read and print
+# what it reads back; the guest must serve (GET /, a short ab -k, 0 failed,
+# 0 non-2xx); idle=poll must show as what it is, an idle guest whose vCPU
+# never halts (QEMU above 30% of a core over 3 s of idle; the plain guest
+# idles near 1%); the shutdown request must end QEMU with the app's 0. A
+# malformed busy_poll= must end the guest with init's status 105 and a message.
+set -uo pipefail
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/bench/guests.sh"
+kernel=$ROOT/$BUILD/linux/vmlinux initrd=$ROOT/$BUILD/linux/initrd.img
+[ -f "$kernel" ] && [ -f "$initrd" ] || skip "Linux guest not built (make linux-guest)"
+command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
+tmp=$(mktemp -d)
+pid=""
+trap '[ -s "$tmp/qemu.pid" ] && kill "$(cat "$tmp/qemu.pid")" 2>/dev/null; [ -n "$pid" ] && kill "$pid" 2>/dev/null
+	wait 2>/dev/null; rm -rf "$tmp"' EXIT
+
+BENCH_BUILD=$ROOT/$BUILD guest_resolve linux-tuned || fail "guests.sh does not know linux-tuned"
+echo "linux-tuned: $GUEST_PREFIX"
+for opt in idle=poll mitigations=off busy_poll=50; do
+	[[ " $GUEST_PREFIX " == *" $opt "* ]] || fail "linux-tuned's command line lacks $opt"
+done
+net="ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"
+
+echo "== booting linux-tuned (user)"
+port=$(free_port)
+"$QEMU_RUN" --net user --hostfwd "$port:8080" --timeout 200 --append "$GUEST_PREFIX $net -- -p 8080 -s" \
+	"$GUEST_KERNEL" "$GUEST_INITRD" -- -pidfile "$tmp/qemu.pid" </dev/null >"$tmp/console" 2>&1 &
+pid=$!
+wait_http "http://127.0.0.1:$port/" 150 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
+tr -d '\r' <"$tmp/console" | grep -qx 'init: net.core.busy_poll=50 net.core.busy_read=50' ||
+	{ cat "$tmp/console"; fail "init did not set busy polling"; }
+curl -s "http://127.0.0.1:$port/" | grep -q '^Hello from httpd' || fail "GET / gave no page"
+ab_load "http://127.0.0.1:$port/" 300 4 -k || fail "ab -k failed"
+
+qpid=$(cat "$tmp/qemu.pid")
+ticks() { awk '{ print $14 + $15 }' "/proc/$qpid/stat"; }
+sleep 1
+t0=$(ticks)
+sleep 3
+t1=$(ticks)
+pct=$(awk -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.0f", 100 * d / hz / 3 }')
+echo "idle: QEMU took $pct% of a core"
+[ "$pct" -gt 30 ] || fail "QEMU took $pct% of a core while idle: idle=poll is not in effect"
+
+curl -s -m 5 "http://127.0.0.1:$port/__shutdown" >/dev/null
+wait "$pid"
+rc=$? pid=""
+rm -f "$tmp/qemu.pid"
+[ $rc = 0 ] || { cat "$tmp/console"; fail "exit status $rc after the shutdown request"; }
+
+echo "== a malformed busy_poll=: init ends the guest with 105"
+"$QEMU_RUN" --net user --timeout 200 --append "${GUEST_PREFIX/busy_poll=50/busy_poll=5x} $net -- -p 8080 -s" \
+	"$GUEST_KERNEL" "$GUEST_INITRD" </dev/null >"$tmp/console" 2>&1
+rc=$?
+tr -d '\r' <"$tmp/console" | grep -v '^$' | tail -n 3
+[ $rc = 105 ] || fail "exit status $rc, expected init's 105"
+tr -d '\r' <"$tmp/console" | grep -q "init: busy_poll= wants microseconds (0-999999), not '5x'" || fail "no message about busy_poll="
+echo "all good"
