@@ -84,7 +84,7 @@ endif
 .PHONY: linux-guest bench bench-quick bench-summary
 linux-guest: $(LINUX_KERNEL) $(LINUX_INITRD)
 
-TEST_DEPS += linux-guest
+TEST_DEPS += linux-guest $(HTTPD_HOST).flags
 
 # Only the settings given are passed: run-bench has its own defaults.
 BENCH_SETTINGS := QUICK GUESTS BACKENDS EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN REPS LOAD_SECS \

@@ -5,7 +5,7 @@
 
 Reads runs.csv and guests.csv (bench/run-bench) and counters.csv
 (bench/counters.py, optional) of a run whose guests are the named variants
-of mk/variants.mk (baseline, step1-writev ... all, all-minus-SWITCH) and
+of mk/variants.mk (baseline, step1-timed-wait ... all, all-minus-SWITCH, idea-*) and
 linux, and writes
     fixes.md    the steps table in the shape of the reference write-up (one
                 row per cumulative step, one column per load, median req/s

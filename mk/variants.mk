@@ -16,8 +16,7 @@
 # change (IDEAS below).
 
 # Switches in the write-up's order: short name -> macro in kernel/switches.h.
-SWITCH_NAMES := timed-wait writev nodelay poll-when-due egress-list deadlines no-mark \
-                listener-flag spin-park timer-reload
+SWITCH_NAMES := timed-wait writev nodelay poll-when-due egress-list deadlines no-mark listener-flag spin-park timer-reload
 SWITCH_MACRO_timed-wait    := SW_TIMED_WAIT
 SWITCH_MACRO_writev        := SW_WRITEV_ONE_SEND
 SWITCH_MACRO_nodelay       := SW_NODELAY

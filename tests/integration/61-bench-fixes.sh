@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 61-bench-fixes: bench/counters.py and bench/fixes.py on the fixed results in
-# tests/fixtures/bench/fixes (3 repetitions of linux, baseline, step1-writev,
+# tests/fixtures/bench/fixes (3 repetitions of linux, baseline, step2-writev,
 # all, all-minus-writev on tap at k1 and c16; one run with failed requests,
 # one flagged busy, one guest whose shutdown was unclean; Ctrl-T dumps of
 # baseline and all right before and after each load, CRLF line ends, one dump
@@ -55,12 +55,12 @@ has "| baseline | 2100 (2000-2200) x1.91 | 620 (600-640) x2.00 |"
 # rep 3 of writev k1 (9999 req/s) had failed requests: left out, and said so.
 # rep 1's guest did not shut down cleanly: its runs count, marked ~.
 has "| +writev | 4100 (4000-4200) x1.95 [n=2/3] ~ | 630 (620-640) x1.02 ~ |"
-# Without step 7 in the run, the last row is "all", not "+timer reload".
+# Without step 9 in the run, the last row is "all", not "+timer reload".
 has "| all | 8200 (8000-8400) x2.00 | 1250 (1240-1260) x1.98 |"
 has "| all / baseline | x3.90 | x2.02 |"
 has "| all / linux | x7.45 | x4.03 |"
-grep -q "rep 3 tap step1-writev k1: errors, 3 failed" "$md" || fail "the failed run is not listed"
-grep -q "rep 1 tap step1-writev k1: unclean shutdown (counted)" "$md" || fail "the unclean shutdown is not listed"
+grep -q "rep 3 tap step2-writev k1: errors, 3 failed" "$md" || fail "the failed run is not listed"
+grep -q "rep 1 tap step2-writev k1: unclean shutdown (counted)" "$md" || fail "the unclean shutdown is not listed"
 
 echo "== leave one out: rep 2 of all-minus-writev k1 (6000) was busy: (6150 + 6300) / 2 = 6225, / 8200 = -24%"
 has "| all - writev | 6225 (6150-6300) -24% [n=2/3] | 1250 (1250-1250) +0% |"
