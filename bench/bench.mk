@@ -15,13 +15,17 @@
 #                        (INCLUDE_BUSY=1: busy runs count in medians too)
 #   make test-qemu10     a few integration tests under QEMU 10 (fetches it)
 #   make bench-fixes     what each fix is worth: the Linux guest and the named
-#                        variants (mk/variants.mk) through the six loads, both
-#                        back-ends, REPS=3, builds alternating in each
-#                        repetition; fixes.md, counters.csv, fixes.png in
+#                        variants (mk/variants.mk) through the six loads, tap
+#                        back-end (BACKENDS="tap user" for both), REPS=3,
+#                        LOAD_SECS=3, builds alternating in each repetition;
+#                        fixes.md (steps, leave-one-out, the write-up's ideas,
+#                        the write-up's figures beside ours, where a request's
+#                        time goes), counters.csv, trace.md, fixes.png in
 #                        bench/results/fixes-<timestamp> (bench/fixes.py).
-#                        FIXES_SET=steps (linux, baseline, the steps, all: ~22 min
-#                        here), loo (linux, all, all-minus-*: ~22 min) or all
-#                        (both, the default: ~40 min at LOAD_SECS=2).
+#                        FIXES_SET=steps (linux, baseline, the steps, all),
+#                        loo (linux, all, all-minus-*), ideas (linux, all,
+#                        idea-*) or all (every one of them, the default: 27
+#                        guests, about 45 min here).
 #   make bench-fixes QUICK=1   smoke run: linux, baseline, all; tap; 1 rep;
 #                        loads k64 c16; about 2 minutes
 #   make bench-fixes-report DIR=...   counters.csv and fixes.md again
@@ -114,31 +118,34 @@ test-qemu10: $(QEMU10_STAMP) $(TEST_DEPS)
 FIXES_SET ?= all
 FIXES_STEPS := baseline $(foreach i,$(shell seq 1 $(words $(wordlist 2,$(nswitches),$(SWITCH_NAMES)))),$(call step_name,$(i))) all
 FIXES_LOO   := all $(SWITCH_NAMES:%=all-minus-%)
+FIXES_IDEAS := all $(IDEAS)
 ifneq ($(filter-out 0,$(QUICK)),)
 FIXES_VARIANTS := baseline all
 FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),1) LOAD_SECS=$(or $(LOAD_SECS),2) \
 	IDLE_SECS=$(or $(IDLE_SECS),2) LOADS='$(or $(LOADS),k64 c16)'
 else
 FIXES_VARIANTS := $(strip $(if $(filter steps all,$(FIXES_SET)),$(FIXES_STEPS)) \
-	$(if $(filter loo all,$(FIXES_SET)),$(filter-out $(FIXES_STEPS),$(FIXES_LOO))))
-FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap user)' REPS=$(or $(REPS),3) LOAD_SECS=$(or $(LOAD_SECS),2) \
+	$(if $(filter loo all,$(FIXES_SET)),$(filter-out $(FIXES_STEPS),$(FIXES_LOO))) \
+	$(if $(filter ideas all,$(FIXES_SET)),$(filter-out $(FIXES_STEPS) $(FIXES_LOO),$(FIXES_IDEAS))))
+FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),3) LOAD_SECS=$(or $(LOAD_SECS),3) \
 	IDLE_SECS=$(or $(IDLE_SECS),5) $(if $(LOADS),LOADS='$(LOADS)')
 endif
 FIXES_GUESTS := linux $(foreach v,$(FIXES_VARIANTS),$(v)=uk:build/apps/httpd-$(v).elf)
 
 .PHONY: bench-fixes bench-fixes-report
 bench-fixes: linux-guest deps
-	@case "$(FIXES_SET)" in steps | loo | all) ;; *) echo "FIXES_SET must be steps, loo or all" >&2; exit 2 ;; esac
+	@case "$(FIXES_SET)" in steps | loo | ideas | all) ;; *) echo "FIXES_SET must be steps, loo, ideas or all" >&2; exit 2 ;; esac
 	@for v in $(FIXES_VARIANTS); do $(MAKE) --no-print-directory VARIANT=$$v variant >/dev/null || exit 1; done
 	@out='$(or $(OUT),bench/results/fixes-$(shell date +%Y%m%d-%H%M%S))'; \
 	BUILD=$(BUILD) GUESTS='$(FIXES_GUESTS)' REF=linux OUT="$$out" $(FIXES_ENV) \
 	$(foreach v,EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT,$(if $($(v)),$(v)='$($(v))')) \
 	bench/run-bench && \
-	python3 bench/fixes.py "$$out"
+	python3 bench/reqtrace.py "$$out" && python3 bench/fixes.py "$$out"
 
 bench-fixes-report:
 	@test -n "$(DIR)" || { echo "usage: make bench-fixes-report DIR=bench/results/<folder>" >&2; exit 2; }
 	python3 bench/counters.py $(DIR)
+	python3 bench/reqtrace.py $(DIR)
 	python3 bench/fixes.py $(DIR)
 
 # ---- soak: a long run that must fail nothing and leak nothing --------------

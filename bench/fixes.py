@@ -35,6 +35,8 @@ from benchdata import (AXES, LOADS, NATIVE_EMULATOR, InputError, Results, Stat, 
                        read_runs, text_table)
 from summarise import batch_header, has_cairo  # noqa: E402
 from counters import KEY_RATIOS  # noqa: E402
+import reqtrace  # noqa: E402
+from writeup import COMMITS  # noqa: E402
 
 # The switches in the write-up's order, as mk/variants.mk names them
 # (SWITCH_NAMES; tests/integration/61-bench-fixes.sh checks they agree), with
@@ -53,6 +55,47 @@ RATIO_TITLES = {
     "reloads_skipped_pct": "timer reloads skipped (%)",
     "slots_per_listener_check": "listener slots walked per check",
 }
+
+
+# The write-up's ideas that were wrong (mk/variants.mk IDEAS): what each
+# changes, and the counters (title, numerator, denominator; "requests" is
+# ab's count, None a plain delta per run) that say why it did or did not help.
+IDEAS = [
+    ("idea-zero-spin", "zero spin before parking",
+     [("parks/request", "kernel.parks", "requests"), ("interrupts/request", "kernel.interrupts", "requests")]),
+    ("idea-backlog16", "listen backlog 16",
+     [("backlog overflows (resets)/run", "sockets.backlog_overflows", None), ("ab failed/run", "failed", None)]),
+    ("idea-buf4k", "4 KiB socket buffers",
+     [("frames out/request", "net.frames_out", "requests"), ("tcp_write ENOMEM/run", "sockets.tcp_write_enomem", None)]),
+    ("idea-accept-skip", "accept-skip counter (listener flag off)",
+     [("slots walked/check", "sockets.slots_walked", "sockets.listener_checks")]),
+    ("idea-fast-wake", "faster wake from the NIC interrupt",
+     [("parks/request", "kernel.parks", "requests"), ("fast wakes/request", "kernel.fast_wakes", "requests")]),
+]
+# Per switch, the counters that tell what its step changed (same form).
+EXPLAIN = {
+    "timed-wait": [("parks/request", "kernel.parks", "requests")],
+    "writev": [("frames out/request", "net.frames_out", "requests"),
+               ("nagle holds/request", "sockets.nagle_holds", "requests")],
+    "nodelay": [("nagle holds/request", "sockets.nagle_holds", "requests")],
+    "poll-when-due": [("net polls/request", "net.polls", "requests")],
+    "egress-list": [("visited/pass", "sockets.sockets_visited", "sockets.egress_passes")],
+    "deadlines": [("dispatches/pass", "sockets.dispatches", "sockets.egress_passes")],
+    "no-mark": [("marks/request", "sockets.marks", "requests"), ("net polls/request", "net.polls", "requests")],
+    "listener-flag": [("slots walked/check", "sockets.slots_walked", "sockets.listener_checks")],
+    "spin-park": [("PAUSEs/request", "kernel.backoff_pauses", "requests"),
+                  ("interrupts/request", "kernel.interrupts", "requests")],
+    "timer-reload": [("timer reloads/request", "kernel.timer_reloads", "requests")],
+}
+
+
+def step_guest(i):
+    """The build of step i (0: baseline; the last: all)."""
+    if i == 0:
+        return "baseline"
+    if i == len(SWITCHES):
+        return "all"
+    return f"step{i}-{SWITCHES[i - 1][0]}"
 
 
 def step_rows(guests):
@@ -229,7 +272,70 @@ class Fixes:
                   for b in self.boots if b["status"] != "ok"]
         return notes
 
-    def markdown(self, meta):
+    def counter(self, backend, guest, load, column, per):
+        """Median over the clean runs of a counter's delta per `per` (a
+        counters.csv column, or None: per run). ab's `failed` comes from
+        runs.csv, over every run (it is what made them not count)."""
+        if column == "failed":
+            return Stat([num(r["failed"]) for r in self.cell_runs(backend, guest, load)]).median
+        vals = []
+        for c in self.counters:
+            if (c["backend"], c["guest"], c["load"]) != (backend, guest, load):
+                continue
+            if column != "sockets.backlog_overflows" and (c["rep"], backend, guest, load) not in self.clean_keys:
+                continue
+            v, d = num(c.get(column)), num(c.get(per)) if per else 1
+            if v is not None and d:
+                vals.append(v / d)
+        return Stat(vals).median
+
+    def ideas_table(self, backend):
+        """Rows: each idea against all, req/s and the counters that say why."""
+        rows = []
+        for guest, what, ratios in IDEAS:
+            if guest not in self.guests:
+                continue
+            row = [f"{guest}: {what}"]
+            for load in self.loads:
+                st, ref = self.rps(backend, guest, load), self.rps(backend, "all", load)
+                cell = st.fmt()
+                if st.median is not None and ref.median:
+                    cell += f" {100 * (st.median / ref.median - 1):+.0f}%"
+                cell += self.marks(backend, guest, load)
+                why = [f"{t} {fmt_num(self.counter(backend, 'all', load, n, d))} -> "
+                       f"{fmt_num(self.counter(backend, guest, load, n, d))}" for t, n, d in ratios]
+                row.append(cell + "; " + ", ".join(why) if self.counters else cell)
+            rows.append(row)
+        return rows
+
+    def writeup_table(self, backend):
+        """Rows: each write-up commit, its figures as published, ours (the step
+        before and after it, median (min-max) and ratio), and the counters."""
+        rows = []
+        index = {sw: i for i, (sw, _) in enumerate(SWITCHES, start=1)}
+        for commit, what, sw, figures, note in COMMITS:
+            i = index[sw]
+            before, after = step_guest(i - 1), step_guest(i)
+            for load, pub_b, pub_a in figures or [("k1", None, None)]:
+                if load not in self.loads:
+                    continue
+                theirs = f"{pub_b} -> {pub_a} x{pub_a / pub_b:.2f}" if pub_b else "-"
+                b, a = self.rps(backend, before, load), self.rps(backend, after, load)
+                ours = "-"
+                if b.median is not None and a.median is not None:
+                    ours = f"{b.fmt()} -> {a.fmt()} x{a.median / b.median:.2f}"
+                why = ", ".join(f"{t} {fmt_num(self.counter(backend, before, load, n, d))} -> "
+                                f"{fmt_num(self.counter(backend, after, load, n, d))}" for t, n, d in EXPLAIN[sw])
+                rows.append([commit, what, load, theirs, ours, why if self.counters else "-",
+                             note or ""])
+        return rows
+
+    def time_breakdown(self, backend, results):
+        """The per-stage table of `all` at k1 from the kernel's trace lines."""
+        rows = reqtrace.collect(results).get((backend, "all", "k1")) if results else None
+        return reqtrace.md(backend, "all", "k1", rows) if rows else ""
+
+    def markdown(self, meta, results=None):
         reps = len({r["rep"] for r in self.runs})
         out = ["# What each fix is worth", ""]
         out += batch_header(meta, self.runs, self.include_busy) + [""]
@@ -254,6 +360,27 @@ class Fixes:
                 out += [f"## Leave one out, back-end `{backend}`", "",
                         "Every switch on but one; the percentage is its median against all's.", "",
                         md_table(["variant"] + self.loads, rows), ""]
+        for backend in self.backends:
+            rows = self.ideas_table(backend)
+            if rows:
+                out += [f"## The write-up's ideas that were wrong, back-end `{backend}`", "",
+                        "Each idea is `all` with one change; the percentage is its median against "
+                        "all's; then the counters, all -> the idea.", "",
+                        md_table(["idea"] + self.loads, rows), ""]
+        for backend in self.backends:
+            rows = self.writeup_table(backend)
+            if rows:
+                out += [f"## Beside the write-up, back-end `{backend}`", "",
+                        "Each commit of the write-up as published (its batch, its machine) and our step "
+                        "that reproduces it: the build before and after, median (min-max) and ratio, in "
+                        "this batch; then the counters, before -> after.", "",
+                        md_table(["commit", "what", "load", "write-up", "ours", "counters", "note"], rows), ""]
+        for backend in self.backends:
+            table = self.time_breakdown(backend, results)
+            if table:
+                out += ["## Where the time goes: one k1 keep-alive request of `all`", "",
+                        "From the kernel's sampled requests (kernel/trace.c, bench/reqtrace.py; "
+                        "trace.md has every guest and load).", "", table]
         if self.counters:
             out += ["## Counters", "",
                     "Deltas of the guest's counters across each load (Ctrl-T before and after), "
@@ -343,7 +470,7 @@ def main(argv):
     except OSError:
         pass
     with open(os.path.join(args.dir, "fixes.md"), "w") as f:
-        f.write(fx.markdown(meta))
+        f.write(fx.markdown(meta, args.dir))
     for backend in fx.backends:
         print(f"\nrequests/s per step, back-end {backend} (median (min-max) over clean runs; x = gain over the row above)")
         print(text_table(["step"] + fx.loads, fx.steps_table(backend)))

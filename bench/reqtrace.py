@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""trace.py: where the time of one request goes, from the kernel's trace line.
+"""reqtrace.py: where the time of one request goes, from the kernel's trace line.
 
-    bench/trace.py [--guest NAME] [--load LOAD] RESULTS_DIR
+    bench/reqtrace.py [--guest NAME] [--load LOAD] RESULTS_DIR
 
 The unikernel samples requests (kernel/trace.c) and, on each Ctrl-T that
 bench/run-bench sends after a load, prints one line such as
@@ -98,12 +98,12 @@ def main():
     if args.guest or args.load:
         keys = [k for k in table if (not args.guest or k[1] == args.guest) and (not args.load or k[2] == args.load)]
         if not keys:
-            sys.exit(f"trace.py: no trace lines for guest {args.guest} load {args.load} in {args.results}")
+            sys.exit(f"reqtrace.py: no trace lines for guest {args.guest} load {args.load} in {args.results}")
         for k in sorted(keys):
             print(md(*k, table[k]))
         return
     if not table:
-        print(f"trace.py: no trace lines in {args.results}/raw/*.counters", file=sys.stderr)
+        print(f"reqtrace.py: no trace lines in {args.results}/raw/*.counters", file=sys.stderr)
         return
     doc = ["# Where the time of one request goes", "",
            "Per-stage microseconds from the kernel's sampled requests (kernel/trace.c), "
