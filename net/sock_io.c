@@ -175,6 +175,18 @@ void sock_drop_unread(struct sock *s)
 
 /* ---- close --------------------------------------------------------------------- */
 
+/* Hand s's pcb, if it still has one, to lwIP's close and free s. */
+static int release(struct sock *s)
+{
+	if (s->pcb) {
+		struct tcp_pcb *pcb = s->pcb;
+		sock_detach_pcb(s);
+		tcp_close(pcb);
+	}
+	sock_free(s);
+	return 0;
+}
+
 static int sock_close(void *obj)
 {
 	struct sock *s = obj;
@@ -192,28 +204,15 @@ static int sock_close(void *obj)
 			}
 			sock_free(c);
 		}
-		if (s->pcb) {
-			struct tcp_pcb *pcb = s->pcb;
-			sock_detach_pcb(s);
-			tcp_close(pcb);
-		}
-		sock_free(s);
-		return 0;
+		return release(s);
 	}
 	/* Unread data is dropped (its window given back, so lwIP's close sends a
 	 * FIN, not a reset); buffered output still goes, then the FIN. */
 	sock_drop_unread(s);
 	/* Never connected, or shutdown(SHUT_WR) already sent the FIN: nothing
 	 * of ours is left to go, lwIP can have the pcb now. */
-	if (!s->pcb || s->state == SS_NEW || s->fin_sent) {
-		if (s->pcb) {
-			struct tcp_pcb *pcb = s->pcb;
-			sock_detach_pcb(s);
-			tcp_close(pcb);
-		}
-		sock_free(s);
-		return 0;
-	}
+	if (!s->pcb || s->state == SS_NEW || s->fin_sent)
+		return release(s);
 	s->closed_by_app = true;
 	s->fin_wanted = true;
 	sock_mark_egress(s);

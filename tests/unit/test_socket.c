@@ -207,10 +207,8 @@ static void test_writev_one_segment(void **state)
 	int c, s;
 	make_pair(7003, &c, &s);
 	uint8_t head[120], body[700];
-	for (size_t i = 0; i < sizeof head; i++)
-		head[i] = pattern(i);
-	for (size_t i = 0; i < sizeof body; i++)
-		body[i] = pattern(sizeof head + i);
+	fill_pattern(head, sizeof head, 0);
+	fill_pattern(body, sizeof body, sizeof head);
 	struct iovec iov[2] = { { head, sizeof head }, { body, sizeof body } };
 	seglog_clear();
 	assert_int_equal(writev(c, iov, 2), (ssize_t)(sizeof head + sizeof body));

@@ -44,8 +44,7 @@ static void write_bytes(int fd, size_t n)
 {
 	uint8_t buf[2048];
 	assert_true(n <= sizeof buf);
-	for (size_t i = 0; i < n; i++)
-		buf[i] = pattern(i);
+	fill_pattern(buf, n, 0);
 	assert_int_equal(write(fd, buf, n), (ssize_t)n);
 }
 
@@ -118,10 +117,8 @@ static void test_writev_segments(void **state)
 	int one = 1;
 	assert_int_equal(setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
 	uint8_t head[120], body[700];
-	for (size_t i = 0; i < sizeof head; i++)
-		head[i] = pattern(i);
-	for (size_t i = 0; i < sizeof body; i++)
-		body[i] = pattern(sizeof head + i);
+	fill_pattern(head, sizeof head, 0);
+	fill_pattern(body, sizeof body, sizeof head);
 	struct iovec iov[2] = { { head, sizeof head }, { body, sizeof body } };
 	seglog_clear();
 	uint64_t outputs = CNT.outputs;
@@ -394,10 +391,8 @@ static void test_response_stalls(void **state)
 	int one = 1;
 	assert_int_equal(setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
 	uint8_t head[120], body[41];
-	for (size_t i = 0; i < sizeof head; i++)
-		head[i] = pattern(i);
-	for (size_t i = 0; i < sizeof body; i++)
-		body[i] = pattern(sizeof head + i);
+	fill_pattern(head, sizeof head, 0);
+	fill_pattern(body, sizeof body, sizeof head);
 	struct iovec iov[2] = { { head, sizeof head }, { body, sizeof body } };
 	uint16_t port = local_port_of(s);
 	seglog_clear();

@@ -92,6 +92,12 @@ uint16_t local_port_of(int fd);
 void set_nonblock(int fd);
 /* The byte at offset i of the tests' data stream. */
 static inline uint8_t pattern(size_t i) { return (uint8_t)(i % 251); }
+/* Fill buf with pattern() from stream offset `from`. */
+static inline void fill_pattern(uint8_t *buf, size_t len, size_t from)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pattern(from + i);
+}
 /* Read exactly len bytes (blocking or not) and check them against pattern()
  * from offset `from`. */
 void read_pattern(int fd, size_t from, size_t len);
