@@ -14,10 +14,14 @@
 
 /* ---- exit statuses the kernel itself uses (the app's own are 0..127) ---- */
 #define KERNEL_PANIC_STATUS 70 /* EX_SOFTWARE: a panic or a fatal exception */
+/* The console's last line on every exit, followed by the status in decimal:
+ * bench/qemu-run reads it to confirm isa-debug-exit's code. */
+#define KERNEL_EXIT_LINE "kernel: exit status "
 
 /* ---- console (COM1) -------------------------------------------------------- */
 void console_write(const char *buf, size_t len);
 int console_read(char *buf, size_t len); /* bytes read, 0 if none waiting */
+void console_drain(void); /* wait (2^32 TSC cycles at most) until the UART has sent all */
 bool console_input_ready(void);
 /* Route the UART's receive interrupt (boot). */
 void console_input_init(void);

@@ -4,7 +4,8 @@
  * copies its segments into place, fills the bootinfo record, switches to W^X
  * page tables (paging.c) and jumps to the image's entry point. A bad image, or
  * a CPU without the NX bit W^X needs, ends QEMU with a one-line reason on the
- * serial console and exit status LOADER_BAD_IMAGE, never a triple fault.
+ * serial console and exit status LOADER_BAD_IMAGE, never a triple fault; the
+ * last line is the exit line bench/qemu-run reads ("loader: exit status N").
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -78,14 +79,25 @@ static void serial_init(void)
 	outb(COM1 + 2, 0xc7); /* FIFO on */
 }
 
-static __attribute__((noreturn)) void fail(const char *why)
+/* The reason, then the exit line (kernel.h's KERNEL_EXIT_LINE, the loader's
+ * name), and QEMU's end once the UART has sent them (TEMT). */
+static __attribute__((noreturn)) void fail_with(const char *why, int status)
 {
 	puts_serial("loader: error: ");
 	puts_serial(why);
+	puts_serial("\nloader: exit status ");
+	put_dec((uint64_t)status);
 	puts_serial("\n");
-	outb(DEBUG_EXIT_PORT, LOADER_BAD_IMAGE);
+	while (!(inb(COM1 + 5) & 0x40))
+		;
+	outb(DEBUG_EXIT_PORT, (uint8_t)status);
 	for (;;)
 		__asm__ volatile("cli; hlt");
+}
+
+static __attribute__((noreturn)) void fail(const char *why)
+{
+	fail_with(why, LOADER_BAD_IMAGE);
 }
 
 /* The compiler may emit calls to these for struct copies and loops. */
