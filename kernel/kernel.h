@@ -139,6 +139,18 @@ int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns);
 /* One non-blocking turn: poll the source if due, run expired timers. */
 bool executor_poll(void);
 
+/* ---- what runs us ------------------------------------------------------------
+ * The hypervisor, from its CPUID signature (leaf 0x40000000): TCG and KVM
+ * differ in what is cheap (see README, "Under KVM"), so code may choose. */
+enum hypervisor {
+	HYPERVISOR_NONE,  /* no signature and no CPUID hypervisor flag: bare metal */
+	HYPERVISOR_TCG,   /* QEMU's emulator ("TCGTCGTCGTCG") */
+	HYPERVISOR_KVM,   /* Linux KVM ("KVMKVMKVM") */
+	HYPERVISOR_OTHER, /* the flag, another signature */
+};
+enum hypervisor cpu_hypervisor(void);
+const char *cpu_hypervisor_name(enum hypervisor h); /* "TCG", "KVM", ... */
+
 /* ---- interrupts ------------------------------------------------------------ */
 typedef void (*irq_handler_t)(void *arg);
 /* A free interrupt vector bound to handler(arg), or -1. Handlers run with

@@ -2,14 +2,17 @@
  * loader.c: the 64-bit part of the loader. It reads the multiboot record,
  * validates the application image (multiboot module 0, an ELF64 executable),
  * copies its segments into place, fills the bootinfo record, switches to W^X
- * page tables (paging.c) and jumps to the image's entry point. A bad image, or
- * a CPU without the NX bit W^X needs, ends QEMU with a one-line reason on the
- * serial console and exit status LOADER_BAD_IMAGE, never a triple fault; the
- * last line is the exit line bench/qemu-run reads ("loader: exit status N").
+ * page tables (paging.c) and jumps to the image's entry point, after checking
+ * the CPU's features (cpu.c). A bad image ends QEMU with a one-line reason on
+ * the serial console and exit status LOADER_BAD_IMAGE, a CPU without a feature
+ * the loader or the kernel needs with LOADER_NO_CPU_FEATURE; never a triple
+ * fault. Either way the last line is the exit line bench/qemu-run reads
+ * ("loader: exit status N").
  */
 #include <stddef.h>
 #include <stdint.h>
 #include "bootinfo.h"
+#include "cpu.h"
 #include "elf64.h"
 #include "image.h"
 #include "multiboot.h"
@@ -196,12 +199,13 @@ static inline uint64_t rdtsc(void)
 
 void loader_main(uint32_t magic, uint32_t mbi_addr)
 {
-	uint64_t tsc = rdtsc();
 	serial_init();
+	const char *why = cpu_missing_feature(); /* before the TSC is read */
+	if (why)
+		fail_with(why, LOADER_NO_CPU_FEATURE);
+	uint64_t tsc = rdtsc();
 	if (magic != MULTIBOOT_BOOTLOADER_MAGIC)
 		fail("not started by a multiboot loader");
-	if (!paging_cpu_has_nx())
-		fail("the CPU has no NX (no-execute) bit, which W^X needs");
 	const struct multiboot_info *mbi = (const void *)(uint64_t)mbi_addr;
 
 	bootinfo.magic = BOOTINFO_MAGIC;
@@ -225,7 +229,7 @@ void loader_main(uint32_t magic, uint32_t mbi_addr)
 		{ bootinfo.loader_start, bootinfo.loader_end },
 	};
 	struct image_plan plan;
-	const char *why = image_plan((const void *)mod_start, mod_size, bootinfo.mem,
+	why = image_plan((const void *)mod_start, mod_size, bootinfo.mem,
 				     (int)bootinfo.nmem, avoid, 2, &plan);
 	if (why)
 		fail(why);

@@ -4,7 +4,7 @@
 
 LOADER        := $(BUILD)/loader/loader.elf
 LOADER64      := $(BUILD)/loader/loader64.elf
-LOADER_SRCS   := loader/entry.S loader/loader.c loader/image.c loader/paging.c
+LOADER_SRCS   := loader/entry.S loader/loader.c loader/cpu.c loader/image.c loader/paging.c
 LOADER_OBJS   := $(LOADER_SRCS:%=$(BUILD)/%.o)
 LOADER_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
                  -mgeneral-regs-only -mcmodel=small -fno-stack-protector -fno-builtin \
