@@ -152,12 +152,13 @@ const char *cpu_hypervisor_name(enum hypervisor h)
  * features whose absence changes behaviour rather than stops the boot. */
 void cpu_print_info(void)
 {
-	uint32_t r[4];
+	uint32_t r[4], words[12];
 	char brand[49] = "(no brand string)";
 	cpuid(0x80000000, 0, r);
 	if (r[0] >= 0x80000004) {
 		for (uint32_t i = 0; i < 3; i++)
-			cpuid(0x80000002 + i, 0, (uint32_t *)(void *)(brand + 16 * i));
+			cpuid(0x80000002 + i, 0, &words[4 * i]);
+		memcpy(brand, words, 48);
 		brand[48] = 0;
 	}
 	uint32_t max_ext = r[0], invariant_tsc = 0;

@@ -48,10 +48,10 @@ uint64_t paging_pool_pages(const struct phys_range *ram, int nram, uint64_t limi
  * Build the hand-over map for the loaded image `plan` and the usable RAM
  * `ram` below `limit` (the CPU's physical address width; the first 4 GiB are
  * mapped whatever it is), taking tables for RAM above 4 GiB from `pool`
- * (pool_pages zeroed-on-use 4 KiB pages, mapped one-to-one now and in the new
- * map) and check it: NULL, or a one-line reason (tables used up, or an
- * invariant broken). When the pool runs short, RAM from where it ran out is
- * left unmapped and out->ram_limit says where.
+ * (pool_pages free 4 KiB pages below 4 GiB, each zeroed when taken), and
+ * check it: NULL, or a one-line reason (tables used up, or an invariant
+ * broken). When the pool runs short, RAM from where it ran out is left
+ * unmapped and out->ram_limit says where.
  */
 const char *paging_build(const struct image_plan *plan, const struct phys_range *ram, int nram,
 			 uint64_t limit, uint64_t *pool, uint64_t pool_pages, struct paging_map *out);
