@@ -14,6 +14,7 @@
 #define COM1 0x3f8
 #define LSR_DATA_READY 0x01
 #define LSR_THR_EMPTY  0x20
+#define LSR_TX_EMPTY   0x40 /* holding and shift registers both empty */
 #define COM1_IRQ       4
 #define IER_RX_DATA    0x01
 #define MCR_DTR_RTS_OUT2 0x0b /* OUT2 gates the UART's interrupt line on PCs */
@@ -40,6 +41,15 @@ void console_write(const char *buf, size_t len)
 			serial_putc('\r'); /* the terminal on the other side expects CRLF */
 		serial_putc(buf[i]);
 	}
+}
+
+/* The transmitter empty bit (TEMT) rises once the last byte has left the
+ * UART, which in QEMU means it was handed to the character device. */
+void console_drain(void)
+{
+	uint64_t t0 = rdtsc();
+	while (!(inb(COM1 + 5) & LSR_TX_EMPTY) && rdtsc() - t0 < (1ULL << 32))
+		cpu_relax();
 }
 
 static void uart_interrupt(void *arg)

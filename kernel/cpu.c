@@ -3,8 +3,12 @@
  * a TSS whose IST1 stack catches double faults, NMIs, machine checks and page
  * faults (so a stack overflow still reaches the panic handler), an IDT pointing
  * every vector at its isr.S stub, the legacy PICs masked, and SSE's control
- * register set (start.S enabled SSE: newlib and the compiler use it).
+ * register set (start.S enabled SSE: newlib and the compiler use it). Also
+ * what runs us: the hypervisor CPUID leaf (TCG, KVM, another, or none), and
+ * the CPU facts the `verbose` line reports. (The loader has already refused a
+ * CPU without a feature the kernel needs: loader/cpu.c.)
  */
+#include <string.h>
 #include "arch.h"
 #include "cpu.h"
 #include "kernel.h"
@@ -110,6 +114,65 @@ static void sse_defaults(void)
 {
 	uint32_t mxcsr = 0x1f80;
 	__asm__ volatile("ldmxcsr %0" : : "m"(mxcsr));
+}
+
+/* ---- what runs us -------------------------------------------------------- */
+
+/*
+ * CPUID leaf 0x40000000 holds a hypervisor's signature in EBX, ECX, EDX: QEMU's
+ * TCG answers "TCGTCGTCGTCG", KVM "KVMKVMKVM\0\0\0". The leaf is read whether
+ * or not CPUID.1:ECX.hypervisor is set (a CPU model may clear the flag and
+ * keep the leaf); on bare metal it is no signature (Intel repeats the highest
+ * basic leaf there, AMD returns zeros), so only the flag then says "other".
+ */
+enum hypervisor cpu_hypervisor(void)
+{
+	uint32_t r[4], sig[3];
+	cpuid(0x40000000, 0, r);
+	sig[0] = r[1], sig[1] = r[2], sig[2] = r[3];
+	if (!memcmp(sig, "TCGTCGTCGTCG", 12))
+		return HYPERVISOR_TCG;
+	if (!memcmp(sig, "KVMKVMKVM\0\0\0", 12))
+		return HYPERVISOR_KVM;
+	cpuid(1, 0, r);
+	return (r[2] >> 31) & 1 ? HYPERVISOR_OTHER : HYPERVISOR_NONE;
+}
+
+const char *cpu_hypervisor_name(enum hypervisor h)
+{
+	switch (h) {
+	case HYPERVISOR_TCG: return "TCG";
+	case HYPERVISOR_KVM: return "KVM";
+	case HYPERVISOR_OTHER: return "another hypervisor";
+	default: return "none";
+	}
+}
+
+/* The `verbose` line: the CPU's brand string, the hypervisor, and the
+ * features whose absence changes behaviour rather than stops the boot. */
+void cpu_print_info(void)
+{
+	uint32_t r[4], words[12];
+	char brand[49] = "(no brand string)";
+	cpuid(0x80000000, 0, r);
+	if (r[0] >= 0x80000004) {
+		for (uint32_t i = 0; i < 3; i++)
+			cpuid(0x80000002 + i, 0, &words[4 * i]);
+		memcpy(brand, words, 48);
+		brand[48] = 0;
+	}
+	uint32_t max_ext = r[0], invariant_tsc = 0;
+	if (max_ext >= 0x80000007) {
+		cpuid(0x80000007, 0, r);
+		invariant_tsc = (r[3] >> 8) & 1;
+	}
+	cpuid(1, 0, r);
+	const char *b = brand;
+	while (*b == ' ')
+		b++;
+	kprintf("kernel: CPU %s; hypervisor %s; invariant TSC %s, RDRAND %s, x2APIC %s\n", b,
+		cpu_hypervisor_name(cpu_hypervisor()), invariant_tsc ? "yes" : "no",
+		(r[2] >> 30) & 1 ? "yes" : "no", (r[2] >> 21) & 1 ? "yes (unused)" : "no");
 }
 
 void cpu_init(void)

@@ -22,6 +22,8 @@ struct trap_frame {
 #define IRQ_VECTOR_SPURIOUS 0xff
 
 void cpu_init(void);
+/* One line (the `verbose` option): brand, hypervisor, optional features. */
+void cpu_print_info(void);
 void trap_dispatch(struct trap_frame *f);
 void lapic_eoi(void);
 void timer_interrupt(void);

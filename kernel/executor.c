@@ -53,7 +53,7 @@ void executor_set_source(const struct wait_source *src)
 	else if (opt && !strcmp(opt, "barrier"))
 		relax = RELAX_BARRIER;
 	else
-		relax = cpu_hypervisor() == HV_TCG ? RELAX_BARRIER : RELAX_PAUSE;
+		relax = cpu_hypervisor() == HYPERVISOR_TCG ? RELAX_BARRIER : RELAX_PAUSE;
 	if (kernel_option("verbose"))
 		kprintf("executor: spin %lu us, relax %s (hypervisor %s)\n", spin_ns / 1000,
 			relax == RELAX_PAUSE ? "pause" : "barrier", cpu_hypervisor_name(cpu_hypervisor()));

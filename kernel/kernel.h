@@ -14,10 +14,14 @@
 
 /* ---- exit statuses the kernel itself uses (the app's own are 0..127) ---- */
 #define KERNEL_PANIC_STATUS 70 /* EX_SOFTWARE: a panic or a fatal exception */
+/* The console's last line on every exit, followed by the status in decimal:
+ * bench/qemu-run reads it to confirm isa-debug-exit's code. */
+#define KERNEL_EXIT_LINE "kernel: exit status "
 
 /* ---- console (COM1) -------------------------------------------------------- */
 void console_write(const char *buf, size_t len);
 int console_read(char *buf, size_t len); /* bytes read, 0 if none waiting */
+void console_drain(void); /* wait (2^32 TSC cycles at most) until the UART has sent all */
 bool console_input_ready(void);
 /* Route the UART's receive interrupt (boot). */
 void console_input_init(void);
@@ -93,18 +97,6 @@ uint64_t clock_tsc_hz(void);
  * can compare rdtsc() against it instead of converting at every turn. */
 uint64_t clock_tsc_at(uint64_t ns);
 
-/* ---- the accelerator ----------------------------------------------------------
- * What runs this kernel, from the hypervisor CPUID leaf (0x40000000): TCG and
- * KVM differ in what PAUSE, MMIO and MSR writes cost, and the wait loop's spin
- * is chosen by it (executor.c). */
-enum hypervisor {
-	HV_NONE,  /* no hypervisor bit: bare metal, or one that hides itself */
-	HV_TCG,   /* QEMU's TCG ("TCGTCGTCGTCG") */
-	HV_KVM,   /* KVM ("KVMKVMKVM") */
-	HV_OTHER, /* another signature */
-};
-enum hypervisor cpu_hypervisor(void);
-const char *cpu_hypervisor_name(enum hypervisor hv);
 
 /*
  * One-shot timers. A timer's callback runs in thread context (from a wait loop,
@@ -155,6 +147,18 @@ void executor_set_source(const struct wait_source *src);
 int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns);
 /* One non-blocking turn: poll the source if due, run expired timers. */
 bool executor_poll(void);
+
+/* ---- what runs us ------------------------------------------------------------
+ * The hypervisor, from its CPUID signature (leaf 0x40000000): TCG and KVM
+ * differ in what is cheap (see README, "Under KVM"), so code may choose. */
+enum hypervisor {
+	HYPERVISOR_NONE,  /* no signature and no CPUID hypervisor flag: bare metal */
+	HYPERVISOR_TCG,   /* QEMU's emulator ("TCGTCGTCGTCG") */
+	HYPERVISOR_KVM,   /* Linux KVM ("KVMKVMKVM") */
+	HYPERVISOR_OTHER, /* the flag, another signature */
+};
+enum hypervisor cpu_hypervisor(void);
+const char *cpu_hypervisor_name(enum hypervisor h); /* "TCG", "KVM", ... */
 
 /* ---- where one request's time goes (trace.c) ---------------------------------
  * Points on the path of one request, in order. trace_mark() costs a load and a

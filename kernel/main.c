@@ -77,6 +77,8 @@ void kernel_main(const struct bootinfo *bi)
 		kprintf("kernel: %lu MiB RAM, heap up to %lu MiB, TSC %lu MHz, booted in %lu us\n",
 			m.ram_bytes >> 20, m.heap_limit >> 20, clock_tsc_hz() / 1000000,
 			clock_ns() / 1000);
+		mem_print_layout();
+		cpu_print_info();
 	}
 
 	run_constructors();

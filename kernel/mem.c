@@ -2,12 +2,18 @@
  * mem.c: physical memory, page tables and the heap.
  *
  * At boot the free ranges come from the firmware's map less what is in use
- * (low memory, the loader, the image and the image file kept for symbols). The
- * largest free range serves two clients from opposite ends: newlib's heap grows
- * up from its start through kernel_sbrk(), page_alloc() takes pages down from
- * its end; exhaustion is where they meet. The kernel replaces the loader's
- * page tables with its own: RAM mapped one-to-one (page 0 left unmapped so a
- * NULL dereference faults), device memory mapped uncached on request.
+ * (low memory, the loader and its page tables, the image and the image file
+ * kept for symbols), below the limit the loader could map (the CPU's physical
+ * address width). They serve newlib's heap (kernel_sbrk) and page_alloc
+ * from opposite ends, in address order, each moving to the next range when
+ * one is full (physmem.c), so all of RAM, above 4 GiB included, is there for
+ * both, and nothing is touched until it is handed out (a 64 GiB guest boots as
+ * fast as a small one).
+ *
+ * The kernel replaces the loader's page tables with its own: RAM mapped
+ * one-to-one (page 0 left unmapped so a NULL dereference faults), device
+ * memory mapped uncached on request. RAM the kernel cannot use is reported
+ * at boot in one line.
  */
 #include <errno.h>
 #include <string.h>
@@ -16,6 +22,7 @@
 #include "kernel.h"
 #include "mem.h"
 #include "memmap.h"
+#include "physmem.h"
 
 #define PTE_P   0x001ULL
 #define PTE_W   0x002ULL
@@ -27,14 +34,11 @@
 #define PTE_FLAGS_4K (PTE_NX | 0xfffULL)
 #define MB2     (2ULL << 20)
 
-#define MAX_RANGES 32
+#define MAX_RANGES PHYSMEM_MAX_RANGES
 
-static struct phys_range ram[MAX_RANGES]; /* mapped RAM (usable entries) */
+static struct phys_range ram[MAX_RANGES]; /* mapped RAM (usable entries below the limit) */
 static int nram;
-static uint64_t heap_start, heap_brk; /* newlib's heap: [heap_start, heap_brk) */
-static uint64_t heap_brk_max;         /* the highest break so far */
-static uint64_t pages_floor;          /* page_alloc hands out [pages_floor, pool_end) */
-static uint64_t pool_end;
+static struct physmem phys;               /* the free RAM: heap and pages */
 static uint64_t ram_total, pages_allocated;
 static uint64_t *pml4;
 
@@ -44,29 +48,24 @@ void *page_alloc(size_t npages)
 {
 	uint64_t bytes = (uint64_t)npages * PAGE_SIZE;
 	uint64_t flags = irq_save();
-	if (npages == 0 || bytes > pages_floor - heap_brk) {
-		irq_restore(flags);
-		return NULL;
-	}
-	pages_floor -= bytes;
-	pages_allocated += npages;
-	void *p = (void *)pages_floor;
+	uint64_t p = physmem_pages(&phys, bytes);
+	if (p)
+		pages_allocated += npages;
 	irq_restore(flags);
-	memset(p, 0, bytes);
-	return p;
+	if (p)
+		memset((void *)p, 0, bytes);
+	return (void *)p;
 }
 
 void *kernel_sbrk(intptr_t incr)
 {
-	uint64_t old = heap_brk;
-	if ((incr > 0 && (uint64_t)incr > pages_floor - heap_brk) ||
-	    (incr < 0 && (uint64_t)-incr > heap_brk - heap_start)) {
+	uint64_t flags = irq_save();
+	uint64_t old = physmem_break(&phys, incr);
+	irq_restore(flags);
+	if (!old) {
 		errno = ENOMEM;
 		return (void *)-1;
 	}
-	heap_brk += (uint64_t)incr;
-	if (heap_brk > heap_brk_max)
-		heap_brk_max = heap_brk;
 	return (void *)old;
 }
 
@@ -85,11 +84,13 @@ static uint64_t malloc_in_use(void)
 
 void mem_get_stats(struct mem_stats *st)
 {
+	uint64_t flags = irq_save();
 	st->ram_bytes = ram_total;
-	st->heap_bytes = heap_brk - heap_start;
-	st->heap_high_water = heap_brk_max > heap_start ? heap_brk_max - heap_start : 0;
-	st->heap_limit = pages_floor - heap_start;
+	st->heap_bytes = physmem_heap_bytes(&phys);
+	st->heap_high_water = phys.heap_max;
+	st->heap_limit = st->heap_bytes + physmem_heap_room(&phys);
 	st->pages_allocated = pages_allocated;
+	irq_restore(flags);
 	st->malloc_bytes = malloc_in_use();
 }
 
@@ -215,30 +216,74 @@ void *mmio_map(uint64_t phys, size_t len)
 
 /* ---- set-up ------------------------------------------------------------- */
 
+/* Keeps of the sorted ranges r only what lies below limit; the new count. */
+static int clip(struct phys_range *r, int n, uint64_t limit)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (r[i].start >= limit)
+			continue;
+		r[k] = r[i];
+		if (r[k].end > limit)
+			r[k].end = limit;
+		k++;
+	}
+	return k;
+}
+
+/* One line when some RAM is left out: above the loader's mapped limit (the
+ * CPU's physical address width, paging's reach, or where the loader's tables
+ * ran out), or listed in memory-map entries nobody kept. */
+static void report_unusable(const struct bootinfo *bi, uint64_t above, int ranges_dropped)
+{
+	uint64_t lost = above + bi->mem_dropped_usable;
+	if (!lost && !bi->mem_dropped && !ranges_dropped)
+		return;
+	uint64_t cpu_limit = bi->cpu_phys_bits >= 47 ? 1ULL << 47 : 1ULL << bi->cpu_phys_bits;
+	const char *sep = ":";
+	kprintf("kernel: %lu MiB of RAM not usable", lost >> 20);
+	if (above) {
+		kprintf("%s %lu MiB above 0x%lx (%s)", sep, above >> 20, bi->ram_limit,
+			bi->ram_limit != cpu_limit ? "where the loader's page tables ran out"
+			: bi->cpu_phys_bits >= 47 ? "4-level paging's reach"
+			: "the CPU's physical address width");
+		sep = ";";
+	}
+	if (bi->mem_dropped) {
+		kprintf("%s %u memory-map entries past the loader's %d (%lu MiB usable)", sep,
+			bi->mem_dropped, BOOTINFO_MAX_MEM, bi->mem_dropped_usable >> 20);
+		sep = ";";
+	}
+	if (ranges_dropped)
+		kprintf("%s %d free ranges past the kernel's %d", sep, ranges_dropped, MAX_RANGES);
+	kprintf("\n");
+}
+
 void mem_init(const struct bootinfo *bi)
 {
 	const struct phys_range in_use[] = {
 		{ 0, 0x100000 }, /* real-mode area, BIOS */
 		{ bi->loader_start, bi->loader_end },
+		{ bi->tables_start, bi->tables_end }, /* the map in force until write_cr3 */
 		{ bi->load_start, bi->load_end },
 		{ bi->image_base, bi->image_base + bi->image_size },
 	};
 	struct phys_range free[MAX_RANGES];
-	int nfree = memmap_free_ranges(bi->mem, (int)bi->nmem, in_use, 4, free, MAX_RANGES, NULL);
-	nram = memmap_free_ranges(bi->mem, (int)bi->nmem, NULL, 0, ram, MAX_RANGES, NULL);
+	int dropped_ram, dropped_free;
+	nram = memmap_free_ranges(bi->mem, (int)bi->nmem, NULL, 0, ram, MAX_RANGES, &dropped_ram);
+	int nfree = memmap_free_ranges(bi->mem, (int)bi->nmem, in_use, 5, free, MAX_RANGES, &dropped_free);
+	uint64_t listed = memmap_total(ram, nram);
+	nram = clip(ram, nram, bi->ram_limit);
+	nfree = clip(free, nfree, bi->ram_limit);
 	ram_total = memmap_total(ram, nram);
+	report_unusable(bi, listed - ram_total, dropped_ram > dropped_free ? dropped_ram : dropped_free);
 	if (nfree == 0)
 		panic("no free memory in the firmware's map");
-
-	int big = 0;
-	for (int i = 1; i < nfree; i++)
-		if (free[i].end - free[i].start > free[big].end - free[big].start)
-			big = i;
-	heap_start = heap_brk = heap_brk_max = free[big].start;
-	pages_floor = pool_end = free[big].end;
+	physmem_init(&phys, free, nfree);
 
 	/* Our own page tables: RAM one-to-one (the loader's map stays in force
-	 * until the switch, and covers every table we allocate). */
+	 * until the switch, and covers all of RAM below ram_limit, so every
+	 * table we allocate). */
 	pml4 = page_alloc(1);
 	if (!pml4)
 		panic("no memory for page tables");
@@ -250,4 +295,14 @@ void mem_init(const struct bootinfo *bi)
 	protect_image();
 	write_cr3((uint64_t)pml4);
 	write_cr0(read_cr0() | (1ULL << 16)); /* WP: read-only pages bind ring 0 too */
+}
+
+void mem_print_layout(void)
+{
+	const struct phys_range *r = phys.range;
+	int n = phys.nrange;
+	kprintf("kernel: RAM %lu MiB in %d ranges up to 0x%lx; free %lu MiB in %d ranges: "
+		"heap up from 0x%lx, pages down from 0x%lx\n",
+		ram_total >> 20, nram, nram ? ram[nram - 1].end : 0, memmap_total(r, n) >> 20, n,
+		r[0].start, r[n - 1].end);
 }

@@ -9,6 +9,9 @@
 #include "loader/bootinfo.h"
 
 void mem_init(const struct bootinfo *bi);
+/* One line (the `verbose` option): RAM, its ranges, where the heap and the
+ * pages start. */
+void mem_print_layout(void);
 /* True when [addr, addr+len) is RAM the kernel mapped (safe to read). */
 int mem_is_mapped_ram(uint64_t addr, uint64_t len);
 

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define BOOTINFO_MAGIC   0x554b424f4f54ULL /* "UKBOOT" */
-#define BOOTINFO_VERSION 1
+#define BOOTINFO_VERSION 2
 #define BOOTINFO_MAX_MEM 64   /* memory-map entries kept */
 #define BOOTINFO_CMDLINE 4096 /* bytes of command line kept, NUL included */
 
@@ -45,6 +45,12 @@ struct bootinfo {
 	uint64_t loader_start; /* the loader's own memory, bootinfo included */
 	uint64_t loader_end;
 	uint64_t tsc_at_entry; /* TSC when the loader started, for boot timing */
+	uint64_t ram_limit;    /* the hand-over map covers usable RAM below this, none above */
+	uint64_t tables_start; /* the loader's page tables for RAM above 4 GiB, */
+	uint64_t tables_end;   /* in use until the kernel loads its own */
+	uint32_t mem_dropped;  /* map entries past BOOTINFO_MAX_MEM, not kept */
+	uint32_t cpu_phys_bits; /* the CPU's physical address width (ram_limit's reason) */
+	uint64_t mem_dropped_usable; /* bytes of usable RAM those entries listed */
 	char cmdline[BOOTINFO_CMDLINE]; /* QEMU -append, NUL-terminated */
 };
 

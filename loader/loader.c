@@ -1,22 +1,29 @@
 /*
- * loader.c: the 64-bit part of the loader. It reads the multiboot record,
- * validates the application image (multiboot module 0, an ELF64 executable),
- * copies its segments into place, fills the bootinfo record, switches to W^X
- * page tables (paging.c) and jumps to the image's entry point. A bad image, or
- * a CPU without the NX bit W^X needs, ends QEMU with a one-line reason on the
- * serial console and exit status LOADER_BAD_IMAGE, never a triple fault.
+ * loader.c: the 64-bit part of the loader. It checks the CPU's features
+ * (cpu.c), reads the multiboot record, validates the application image
+ * (multiboot module 0, an ELF64 executable), copies its segments into place,
+ * fills the bootinfo record, switches to W^X page tables covering all usable
+ * RAM (paging.c) and jumps to the image's entry point. A bad image ends QEMU
+ * with a one-line reason on the serial console and exit status
+ * LOADER_BAD_IMAGE, a CPU without a feature the loader or the kernel needs
+ * with LOADER_NO_CPU_FEATURE; never a triple fault. Either way the last line
+ * is the exit line bench/qemu-run reads ("loader: exit status N").
  */
 #include <stddef.h>
 #include <stdint.h>
 #include "bootinfo.h"
+#include "cpu.h"
 #include "elf64.h"
 #include "image.h"
+#include "kernel/memmap.h"
 #include "multiboot.h"
 #include "paging.h"
 
 #define COM1             0x3f8
 #define DEBUG_EXIT_PORT  0xf4
 #define LOADER_BAD_IMAGE 65 /* EX_DATAERR; qemu-run reports it as the exit status */
+#define MAX_RAM_RANGES   (BOOTINFO_MAX_MEM + 8) /* the most memmap can make of the map */
+#define GB4              0x100000000ULL
 
 extern char __loader_start[], __loader_end[];
 static struct bootinfo bootinfo;
@@ -78,14 +85,25 @@ static void serial_init(void)
 	outb(COM1 + 2, 0xc7); /* FIFO on */
 }
 
-static __attribute__((noreturn)) void fail(const char *why)
+/* The reason, then the exit line (kernel.h's KERNEL_EXIT_LINE, the loader's
+ * name), and QEMU's end once the UART has sent them (TEMT). */
+static __attribute__((noreturn)) void fail_with(const char *why, int status)
 {
 	puts_serial("loader: error: ");
 	puts_serial(why);
+	puts_serial("\nloader: exit status ");
+	put_dec((uint64_t)status);
 	puts_serial("\n");
-	outb(DEBUG_EXIT_PORT, LOADER_BAD_IMAGE);
+	while (!(inb(COM1 + 5) & 0x40))
+		;
+	outb(DEBUG_EXIT_PORT, (uint8_t)status);
 	for (;;)
 		__asm__ volatile("cli; hlt");
+}
+
+static __attribute__((noreturn)) void fail(const char *why)
+{
+	fail_with(why, LOADER_BAD_IMAGE);
 }
 
 /* The compiler may emit calls to these for struct copies and loops. */
@@ -122,10 +140,16 @@ static void copy_memory_map(const struct multiboot_info *mbi)
 	if (!(mbi->flags & MBI_MMAP))
 		fail("no memory map from the boot firmware");
 	uint64_t p = mbi->mmap_addr, end = (uint64_t)mbi->mmap_addr + mbi->mmap_length;
-	while (p + sizeof(struct multiboot_mmap) <= end && bootinfo.nmem < BOOTINFO_MAX_MEM) {
+	while (p + sizeof(struct multiboot_mmap) <= end) {
 		const struct multiboot_mmap *m = (const void *)p;
-		bootinfo.mem[bootinfo.nmem++] =
-			(struct mem_range){ .base = m->addr, .len = m->len, .type = m->type };
+		if (bootinfo.nmem < BOOTINFO_MAX_MEM) {
+			bootinfo.mem[bootinfo.nmem++] =
+				(struct mem_range){ .base = m->addr, .len = m->len, .type = m->type };
+		} else { /* counted, so the kernel can say what it cannot use */
+			bootinfo.mem_dropped++;
+			if (m->type == MEM_USABLE)
+				bootinfo.mem_dropped_usable += m->len;
+		}
 		p += (uint64_t)m->size + 4;
 	}
 }
@@ -182,14 +206,54 @@ static inline uint64_t rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/*
+ * The hand-over map (paging.c) over every usable RAM range the CPU can
+ * address. Its tables for RAM above 4 GiB take free pages below 4 GiB, clear
+ * of low memory, the loader, the image and its file; bootinfo records them
+ * (the kernel keeps them until it has its own tables) and where the mapped
+ * RAM ends.
+ */
+static void build_map(const struct image_plan *plan, uint64_t mod_start, uint64_t mod_size,
+		      struct paging_map *map)
+{
+	struct phys_range ram[MAX_RAM_RANGES], free[MAX_RAM_RANGES];
+	int nram = memmap_free_ranges(bootinfo.mem, (int)bootinfo.nmem, NULL, 0, ram, MAX_RAM_RANGES, NULL);
+	bootinfo.cpu_phys_bits = cpu_phys_addr_bits();
+	uint64_t limit = bootinfo.cpu_phys_bits >= 47 ? PAGING_ADDR_LIMIT : 1ULL << bootinfo.cpu_phys_bits;
+
+	const struct phys_range in_use[] = {
+		{ 0, 0x100000 },
+		{ bootinfo.loader_start, bootinfo.loader_end },
+		{ plan->start, plan->end },
+		{ mod_start, mod_start + mod_size },
+	};
+	int nfree = memmap_free_ranges(bootinfo.mem, (int)bootinfo.nmem, in_use, 4, free, MAX_RAM_RANGES, NULL);
+	uint64_t want = paging_pool_pages(ram, nram, limit), pool = 0;
+	for (int i = 0; i < nfree && want && !pool; i++) {
+		uint64_t end = free[i].end < GB4 ? free[i].end : GB4;
+		if (free[i].start < end && (end - free[i].start) / 4096 >= want)
+			pool = free[i].start;
+	}
+	if (!pool) /* then only the first 4 GiB; the kernel says what is left out */
+		want = 0;
+
+	const char *why = paging_build(plan, ram, nram, limit, (uint64_t *)pool, want, map);
+	if (why)
+		fail(why);
+	bootinfo.ram_limit = map->ram_limit;
+	bootinfo.tables_start = pool;
+	bootinfo.tables_end = pool + map->tables_used * 4096;
+}
+
 void loader_main(uint32_t magic, uint32_t mbi_addr)
 {
-	uint64_t tsc = rdtsc();
 	serial_init();
+	const char *why = cpu_missing_feature(); /* before the TSC is read */
+	if (why)
+		fail_with(why, LOADER_NO_CPU_FEATURE);
+	uint64_t tsc = rdtsc();
 	if (magic != MULTIBOOT_BOOTLOADER_MAGIC)
 		fail("not started by a multiboot loader");
-	if (!paging_cpu_has_nx())
-		fail("the CPU has no NX (no-execute) bit, which W^X needs");
 	const struct multiboot_info *mbi = (const void *)(uint64_t)mbi_addr;
 
 	bootinfo.magic = BOOTINFO_MAGIC;
@@ -213,7 +277,7 @@ void loader_main(uint32_t magic, uint32_t mbi_addr)
 		{ bootinfo.loader_start, bootinfo.loader_end },
 	};
 	struct image_plan plan;
-	const char *why = image_plan((const void *)mod_start, mod_size, bootinfo.mem,
+	why = image_plan((const void *)mod_start, mod_size, bootinfo.mem,
 				     (int)bootinfo.nmem, avoid, 2, &plan);
 	if (why)
 		fail(why);
@@ -235,10 +299,8 @@ void loader_main(uint32_t magic, uint32_t mbi_addr)
 	bootinfo.load_start = plan.start;
 	bootinfo.load_end = plan.end;
 
-	struct page_counts image_pages, loader_pages;
-	why = paging_build(&plan, &image_pages, &loader_pages);
-	if (why)
-		fail(why);
+	struct paging_map map;
+	build_map(&plan, mod_start, mod_size, &map);
 	puts_serial("loader: image ");
 	put_hex(plan.start);
 	puts_serial("-");
@@ -248,10 +310,19 @@ void loader_main(uint32_t magic, uint32_t mbi_addr)
 	puts_serial("\n");
 	if (has_option(bootinfo.cmdline, "verbose")) {
 		puts_serial("loader: W^X map: image ");
-		put_counts(&image_pages);
+		put_counts(&map.image);
 		puts_serial(", loader ");
-		put_counts(&loader_pages);
+		put_counts(&map.loader);
 		puts_serial(" (4 KiB pages); the rest RW no-execute\n");
+		puts_serial("loader: RAM mapped below ");
+		put_hex(bootinfo.ram_limit);
+		puts_serial(" (");
+		put_dec(bootinfo.cpu_phys_bits);
+		puts_serial("-bit physical addresses), ");
+		put_dec(map.tables_used);
+		puts_serial(" page tables for RAM above 4 GiB at ");
+		put_hex(bootinfo.tables_start);
+		puts_serial("\n");
 	}
 
 	/* From here the loader runs on the hand-over map: its stack and

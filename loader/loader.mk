@@ -4,13 +4,17 @@
 
 LOADER        := $(BUILD)/loader/loader.elf
 LOADER64      := $(BUILD)/loader/loader64.elf
-LOADER_SRCS   := loader/entry.S loader/loader.c loader/image.c loader/paging.c
-LOADER_OBJS   := $(LOADER_SRCS:%=$(BUILD)/%.o)
+LOADER_SRCS   := loader/entry.S loader/loader.c loader/cpu.c loader/image.c loader/paging.c
+# The kernel's memory-map arithmetic (pure C) finds the loader's free pages too.
+LOADER_OBJS   := $(LOADER_SRCS:%=$(BUILD)/%.o) $(BUILD)/loader/memmap.c.o
 LOADER_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
                  -mgeneral-regs-only -mcmodel=small -fno-stack-protector -fno-builtin \
-                 -Wall -Wextra -Werror -MMD -MP -Iloader
+                 -Wall -Wextra -Werror -MMD -MP -I. -Iloader
 
 $(BUILD)/loader/%.c.o: loader/%.c | $(PKG_STAMP)
+	@mkdir -p $(@D)
+	$(KCC) $(LOADER_CFLAGS) -c -o $@ $<
+$(BUILD)/loader/memmap.c.o: kernel/memmap.c | $(PKG_STAMP)
 	@mkdir -p $(@D)
 	$(KCC) $(LOADER_CFLAGS) -c -o $@ $<
 $(BUILD)/loader/%.S.o: loader/%.S | $(PKG_STAMP)

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include "image.h"
+#include "kernel/memmap.h"
 
 /*
  * 4 KiB page tables the hand-over map may use, each splitting one 2 MiB page
@@ -19,22 +20,41 @@
 #define PAGING_IMAGE_PT 7                     /* for the image */
 #define PAGING_MAX_PT   (PAGING_IMAGE_PT + 1) /* and the loader's text */
 
+/* 4-level paging maps one-to-one only below 2^47 (the lower canonical half). */
+#define PAGING_ADDR_LIMIT (1ULL << 47)
+
 /* Pages of each kind in a range, in 4 KiB units. */
 struct page_counts {
 	uint64_t rx, r, rw;
 };
 
-/* Whether the CPU can mark pages no-execute (CPUID 0x80000001 EDX.NX). */
-int paging_cpu_has_nx(void);
+/* What paging_build made. */
+struct paging_map {
+	struct page_counts image;  /* pages of each kind over the image's load range */
+	struct page_counts loader; /* and over the loader's own memory */
+	uint64_t ram_limit;        /* usable RAM below this address is mapped, none above */
+	uint64_t tables_used;      /* pages taken from the table pool */
+};
 
 /*
- * Build the hand-over map for the loaded image `plan` and check it: NULL, or
- * a one-line reason (tables used up, or an invariant broken). Fills `image`
- * and `loader` with the pages of each kind over the image's load range and the
- * loader's own memory.
+ * Pages of page tables paging_build may take for the usable RAM ranges `ram`
+ * (sorted, as memmap_free_ranges gives them) above 4 GiB and below `limit`:
+ * a bound, one page directory per GiB they touch and one directory table per
+ * 512 GiB.
  */
-const char *paging_build(const struct image_plan *plan, struct page_counts *image,
-			 struct page_counts *loader);
+uint64_t paging_pool_pages(const struct phys_range *ram, int nram, uint64_t limit);
+
+/*
+ * Build the hand-over map for the loaded image `plan` and the usable RAM
+ * `ram` below `limit` (the CPU's physical address width; the first 4 GiB are
+ * mapped whatever it is), taking tables for RAM above 4 GiB from `pool`
+ * (pool_pages free 4 KiB pages below 4 GiB, each zeroed when taken), and
+ * check it: NULL, or a one-line reason (tables used up, or an invariant
+ * broken). When the pool runs short, RAM from where it ran out is left
+ * unmapped and out->ram_limit says where.
+ */
+const char *paging_build(const struct image_plan *plan, const struct phys_range *ram, int nram,
+			 uint64_t limit, uint64_t *pool, uint64_t pool_pages, struct paging_map *out);
 
 /* Switch to it: EFER.NXE, CR3, then CR0.WP. Only after paging_build succeeded. */
 void paging_enter(void);

@@ -10,9 +10,12 @@
  *     guest), writes US to net.core.busy_poll and net.core.busy_read, so
  *     poll() and reads spin on the device's queue that long before sleeping,
  *     and prints what it reads back;
- *   - runs /bin/httpd with APP-ARGS and, when it exits with status N, ends QEMU
+ *   - runs /bin/httpd with APP-ARGS and, when it exits with status N, prints
+ *     the exit line "init: exit status N" last on the console and ends QEMU
  *     through the isa-debug-exit device (port 0xf4), which makes QEMU exit
- *     with 2N+1, as the unikernel does, so bench/qemu-run returns N.
+ *     with 2N+1, as the unikernel does, so bench/qemu-run returns N (it takes
+ *     the code only with the line that confirms it; a panic or a power-off
+ *     ends QEMU with 0 and no such line, which it reports as no status).
  *
  * Whatever fails, it reports on the console and ends QEMU (status 100 and
  * up): a broken guest never hangs the caller. No busybox, no shell.
@@ -30,12 +33,14 @@
 #include <string.h>
 #include <sys/io.h>
 #include <sys/ioctl.h>
+#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,12 +79,26 @@ static void say(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Ends the machine: QEMU's isa-debug-exit, else a power-off. Never returns. */
+/* syslog(2) actions: kernel messages off and on the console. */
+#define KLOG_CONSOLE_OFF 6
+#define KLOG_CONSOLE_ON  7
+
+/*
+ * Ends the machine: the exit line, then QEMU's isa-debug-exit, else a
+ * power-off. The line must be the console's last (bench/qemu-run reads it),
+ * so kernel messages stop going there first, and the UART sends it before
+ * the port is written. 7 bits, as the port carries. Never returns.
+ */
 static void end_machine(int status)
 {
+	status &= 0x7f;
 	sync();
+	klogctl(KLOG_CONSOLE_OFF, NULL, 0);
+	fprintf(stderr, "init: exit status %d\n", status);
+	tcdrain(STDERR_FILENO);
 	if (ioperm(0xf4, 4, 1) == 0)
 		outb((unsigned char)status, 0xf4);
+	klogctl(KLOG_CONSOLE_ON, NULL, 0);
 	say("isa-debug-exit unavailable (%s); powering off", strerror(errno));
 	reboot(RB_POWER_OFF);
 	for (;;)

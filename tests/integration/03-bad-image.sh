@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A bad application image stops in the loader with a one-line reason and exit
-# status 65, never a triple fault (which would end QEMU with status 0) or a hang.
+# status 65, never a triple fault (which qemu-run reports as 202) or a hang.
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -27,7 +27,7 @@ uint64_t clock_ns(void) { return fake_now_ns; }
 uint64_t clock_realtime_ns(void) { return 1795000000ULL * NSEC_PER_SEC + fake_now_ns; }
 uint64_t clock_tsc_at(uint64_t ns) { (void)ns; return 0; } /* no spin: spin_us=0 */
 uint64_t clock_tsc_hz(void) { return 1000000000; } /* the request trace reads the real TSC */
-enum hypervisor cpu_hypervisor(void) { return HV_NONE; }
+enum hypervisor cpu_hypervisor(void) { return HYPERVISOR_NONE; }
 const char *cpu_hypervisor_name(enum hypervisor hv) { (void)hv; return "none"; }
 u32_t sys_now(void) { return (u32_t)(fake_now_ns / 1000000); }
 u32_t sys_jiffies(void) { return sys_now(); }
