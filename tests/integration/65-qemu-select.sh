@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 65-qemu-select: QEMU=7.2|10|PATH picks the emulator in bench/qemu-run, the
 # one place QEMU is started (no other script in the tree names the binary).
-# A bad choice is a clear error (exit 2), QEMU=10 without deps/qemu10 says how
+# A bad choice is a clear error (exit 200, not started), QEMU=10 without deps/qemu10 says how
 # to fetch it, and with it: its own firmware (-L) and modules
 # (QEMU_MODULE_DIR) on the command line, and a boot whose exit status is the
 # app's and whose stderr holds no complaint of QEMU's (7.2's modules refuse
@@ -26,13 +26,13 @@ esac
 
 echo "== bad choices"
 QEMU=bogus "$run" --version 2>"$tmp/err"; rc=$?
-[ $rc = 2 ] && grep -q "QEMU must be 7.2, 10 or the path" "$tmp/err" || fail "QEMU=bogus: exit $rc, $(cat "$tmp/err")"
+[ $rc = 200 ] && grep -q "QEMU must be 7.2, 10 or the path" "$tmp/err" || fail "QEMU=bogus: exit $rc, $(cat "$tmp/err")"
 QEMU=/nonexistent/qemu-system-x86_64 "$run" --version 2>"$tmp/err"; rc=$?
-[ $rc = 2 ] && grep -q "no such executable" "$tmp/err" || fail "QEMU=/nonexistent: exit $rc, $(cat "$tmp/err")"
+[ $rc = 200 ] && grep -q "no such executable" "$tmp/err" || fail "QEMU=/nonexistent: exit $rc, $(cat "$tmp/err")"
 # Without deps/qemu10 (a copy of qemu-run in a tree that lacks it):
 mkdir -p "$tmp/tree/bench" && cp "$run" "$tmp/tree/bench/"
 QEMU=10 "$tmp/tree/bench/qemu-run" --version 2>"$tmp/err"; rc=$?
-[ $rc = 2 ] && grep -q "mk/deps.sh qemu10" "$tmp/err" || fail "QEMU=10 without deps/qemu10: exit $rc, $(cat "$tmp/err")"
+[ $rc = 200 ] && grep -q "mk/deps.sh qemu10" "$tmp/err" || fail "QEMU=10 without deps/qemu10: exit $rc, $(cat "$tmp/err")"
 
 echo "== nothing but qemu-run starts QEMU"
 others=$(cd "$ROOT" && git grep -l 'qemu-system-x86_64' -- . ':!README.md' ':!bench/qemu-run' ':!mk/deps.sh' \
