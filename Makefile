@@ -41,6 +41,7 @@ include net/net.mk
 include apps/apps.mk
 -include $(wildcard tests/images/*.mk)
 -include apps/httpd/httpd.mk
+-include apps/iperf/iperf.mk
 -include bench/bench.mk
 include tests/tests.mk
 include tests/fuzz/fuzz.mk
