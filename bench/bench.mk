@@ -110,3 +110,19 @@ SOAK_ENV = $(strip BUILD=$(BUILD) $(foreach v,$(SOAK_SETTINGS),$(if $(SOAK_$(v))
 .PHONY: soak
 soak: all
 	$(SOAK_ENV) bench/soak
+
+# ---- the Linux guest for iperf (bench/run-bulk, test 49) -------------------
+#   make linux-iperf-guest   the same kernel, init and httpd, and the iperf3
+# servers (ours, and Debian's with its libraries; init's app= picks one) in
+# an initramfs of its own, so the HTTP benchmark's guest stays as it was:
+# Debian's iperf3 and libcrypto add about 4 MB of gzip'd initramfs to unpack.
+LINUX_IPERF_INITRD := $(LINUX_DIR)/initrd-iperf.img
+IPERF3_PROG := /usr/bin/iperf3
+$(IPERF3_PROG): | $(PKG_STAMP)
+
+$(LINUX_IPERF_INITRD): $(LINUX_INIT) $(HTTPD_HOST) $(IPERF_HOST) $(IPERF3_PROG) bench/linux/mkinitramfs.sh $(LINUX_STAMP)
+	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) $(IPERF_HOST) $(IPERF3_PROG)
+
+.PHONY: linux-iperf-guest
+linux-iperf-guest: $(LINUX_KERNEL) $(LINUX_IPERF_INITRD)
+TEST_DEPS += linux-iperf-guest

@@ -6,9 +6,11 @@
  *     options before `--`, the app's argv after it), read from /proc/cmdline;
  *   - loads the virtio modules listed in /lib/modules/load-order (in Debian's
  *     kernel virtio is modular), waits for eth0 and configures it statically;
- *   - runs /bin/httpd with APP-ARGS and, when it exits with status N, ends QEMU
- *     through the isa-debug-exit device (port 0xf4), which makes QEMU exit
- *     with 2N+1, as the unikernel does, so bench/qemu-run returns N.
+ *   - runs /bin/httpd (or /bin/NAME with the option app=NAME: iperf, our
+ *     iperf3 server; iperf3, Debian's) with APP-ARGS and, when it exits with
+ *     status N, ends QEMU through the isa-debug-exit device (port 0xf4), which
+ *     makes QEMU exit with 2N+1, as the unikernel does, so bench/qemu-run
+ *     returns N.
  *
  * Whatever fails, it reports on the console and ends QEMU (status 100 and
  * up): a broken guest never hangs the caller. No busybox, no shell.
@@ -35,7 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define APP_PATH "/bin/httpd"
+#define APP_DIR "/bin/"
+#define APP_DEFAULT "httpd"
 #define MODULE_DIR "/lib/modules"
 #define IFACE "eth0"
 #define MAX_ARGS 64
@@ -54,7 +57,8 @@ struct boot_config {
 	const char *ip;            /* ip= : the guest's IPv4 address */
 	const char *gw;            /* gw= : default gateway (optional) */
 	const char *mask;          /* mask= : netmask (default 255.255.255.0) */
-	char *argv[MAX_ARGS + 2];  /* APP_PATH, then the words after `--` */
+	char app[64];              /* app= : the program, APP_DIR + name (default httpd) */
+	char *argv[MAX_ARGS + 2];  /* app, then the words after `--` */
 };
 
 static void say(const char *fmt, ...)
@@ -129,7 +133,8 @@ static void read_cmdline(struct boot_config *cfg)
 	line[n] = '\0';
 
 	cfg->mask = "255.255.255.0";
-	cfg->argv[0] = APP_PATH;
+	snprintf(cfg->app, sizeof(cfg->app), APP_DIR APP_DEFAULT);
+	cfg->argv[0] = cfg->app;
 	for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
 		if (after_dashes) {
 			if (argc > MAX_ARGS)
@@ -143,6 +148,13 @@ static void read_cmdline(struct boot_config *cfg)
 			cfg->gw = tok + 3;
 		} else if (strncmp(tok, "mask=", 5) == 0) {
 			cfg->mask = tok + 5;
+		} else if (strncmp(tok, "app=", 4) == 0) {
+			const char *name = tok + 4;
+			size_t len = strlen(name);
+			/* A name in /bin, never a path elsewhere. */
+			if (len == 0 || len > 32 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != len)
+				fail(EXIT_NO_CMDLINE, "app=%s: not a program name", name);
+			snprintf(cfg->app, sizeof(cfg->app), APP_DIR "%s", name);
 		}
 	}
 	cfg->argv[argc] = NULL;
@@ -260,8 +272,8 @@ int main(void)
 	if (app < 0)
 		fail(EXIT_EXEC, "fork: %s", strerror(errno));
 	if (app == 0) {
-		execv(APP_PATH, cfg.argv);
-		say("exec " APP_PATH ": %s", strerror(errno));
+		execv(cfg.app, cfg.argv);
+		say("exec %s: %s", cfg.app, strerror(errno));
 		_exit(127);
 	}
 	/* PID 1 reaps every orphan; only the app's end matters. */
@@ -276,10 +288,10 @@ int main(void)
 			break;
 	}
 	if (WIFEXITED(status)) {
-		say(APP_PATH " exited with status %d", WEXITSTATUS(status));
+		say("%s exited with status %d", cfg.app, WEXITSTATUS(status));
 		end_machine(WEXITSTATUS(status) == 127 ? EXIT_EXEC : WEXITSTATUS(status));
 	}
-	say(APP_PATH " killed by signal %d", WTERMSIG(status));
+	say("%s killed by signal %d", cfg.app, WTERMSIG(status));
 	end_machine(EXIT_EXEC);
 	return 0;
 }
