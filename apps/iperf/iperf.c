@@ -46,8 +46,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* Connections whose cookie is still coming, at most. */
-#define PENDING_MAX 16
+/* Connections whose cookie is still coming, at most; more wait in the
+ * backlog. Each that sends nothing is dropped after the idle timeout. */
+#define PENDING_MAX 64
 
 /* A connection before its cookie is whole. */
 struct pending {

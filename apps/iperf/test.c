@@ -17,6 +17,7 @@
 
 #include "test.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -69,6 +70,7 @@ void test_add_stream(struct test *t, int fd, int64_t now)
 	const struct iperf_params *p = &t->sess->params;
 	struct stream *st = &t->streams[t->nstreams];
 
+	assert(t->sess->phase == SESSION_STREAMS && t->nstreams < p->parallel);
 	/* iperf3 numbers its streams 1, 3, 4, 5, ... (the first is special
 	 * in its iperf_add_stream), on both sides in connection order. */
 	st->id = t->nstreams == 0 ? 1 : t->nstreams + 2;
@@ -244,14 +246,16 @@ static void send_stream(struct test *t, struct stream *st, int64_t now)
 		if (n > t->limit - t->sent)
 			n = (size_t)(t->limit - t->sent);
 		w = write(st->fd, t->buf + (len - st->block_left), n);
-		if (w < 0) {
-			if (!would_block())
+		if (w <= 0) {
+			if (w < 0 && !would_block())
 				close_stream(st); /* the client went: its count stays */
 			return;
 		}
+		assert((size_t)w <= n);
 		st->bytes += (uint64_t)w;
 		t->sent += (uint64_t)w;
 		st->block_left -= (size_t)w;
+		assert(t->sent <= t->limit && st->block_left < len);
 		st->last_ns = t->progress_ns = now;
 		if (st->block_left == 0)
 			blocks++;
