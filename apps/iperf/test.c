@@ -220,15 +220,16 @@ static void flush_control(struct test *t)
 	}
 }
 
-/* Bytes stream st may have sent by now under -b (UINT64_MAX: no pace). */
+/* Bytes each stream may have sent by now under -b (UINT64_MAX: no pace). */
 static uint64_t paced_allowance(const struct test *t, int64_t now)
 {
-	uint64_t per_sec = t->sess->params.bandwidth / 8;
+	uint64_t bits = t->sess->params.bandwidth;
 	uint64_t ms = (uint64_t)(now - t->start_ns) / 1000000;
 
-	if (per_sec == 0 || (ms && per_sec > UINT64_MAX / ms))
+	/* A rate so high the product overflows is no pace at all. */
+	if (bits == 0 || (ms && bits > UINT64_MAX / ms))
 		return UINT64_MAX;
-	return per_sec * ms / 1000;
+	return bits * ms / 8000;
 }
 
 static void send_stream(struct test *t, struct stream *st, int64_t now)
