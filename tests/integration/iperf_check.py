@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """iperf_check.py: compare iperf3's own counts (its --json) with the server's.
 
-    iperf_check.py JSON [--server LINE] [--bytes N] [--reverse] [--streams P]
-                   [--len L] [--receiver-may-lag]
+    iperf_check.py JSON [--server LINE] [--bytes N] [--min-sent N] [--reverse]
+                   [--streams P] [--len L] [--receiver-may-lag]
 
 JSON is `iperf3 -c ... --json` output. LINE is our server's line for that
 test: "iperf: test K done: received|sent BYTES bytes in S s on P streams:
@@ -15,6 +15,8 @@ ID:BYTES ...". Checks, failing (exit 1) with a message on the first miss:
     stops there); an upload at least N and less than a write (--len L) more
     per stream: iperf3's client skips its -n check on the last of each
     round of ten writes, so it may overshoot by one write per stream;
+  - with --min-sent N: at least N bytes sent (Debian's own server, which
+    overshoots -n with -R as its client does);
   - the server's line says received (upload) or sent (--reverse), with the
     total iperf3 gives the server's side, and the same per-stream counts in
     the same order.
@@ -29,6 +31,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("json")
 ap.add_argument("--server")
 ap.add_argument("--bytes", type=int)
+ap.add_argument("--min-sent", type=int)
 ap.add_argument("--reverse", action="store_true")
 ap.add_argument("--streams", type=int, default=1)
 ap.add_argument("--len", type=int, default=128 * 1024)
@@ -74,6 +77,9 @@ if a.bytes is not None:
             fail(f"-n {a.bytes}: {sent} bytes sent")
     elif not a.bytes <= sent <= a.bytes + a.streams * a.len:
         fail(f"-n {a.bytes} over {a.streams} stream(s): {sent} bytes sent")
+
+if a.min_sent is not None and sent < a.min_sent:
+    fail(f"{sent} bytes sent, fewer than {a.min_sent}")
 
 if a.server is not None:
     m = re.search(r"done: (received|sent) (\d+) bytes in [0-9.]+ s on (\d+) streams?:((?: \d+:\d+)+)$", a.server)
