@@ -142,8 +142,8 @@ TEST_DEPS += linux-iperf-guest
 # Settings pass through to bench/run-bulk: GUESTS ([NAME=]BASE[+KOPT...]: per
 # guest kernel options), LOADS (up down p4 small), HTTP_LOADS (ab -k against
 # httpd, BYTES:CONCURRENCY, e.g. "65536:1 65536:8 1048576:1 1048576:8"),
-# HTTP_PATH (default /bytes/%s), REPS, SECS, OUT.
-BULK_ENV = BUILD=$(BUILD) $(foreach v,QUICK GUESTS LOADS HTTP_LOADS HTTP_PATH REPS SECS OUT,$(if $($(v)),$(v)='$($(v))'))
+# HTTP_PATH (default /bytes/%s), REPS, SECS, WARMUP, OUT.
+BULK_ENV = BUILD=$(BUILD) $(foreach v,QUICK GUESTS LOADS HTTP_LOADS HTTP_PATH REPS SECS WARMUP OUT,$(if $($(v)),$(v)='$($(v))'))
 
 .PHONY: bench-bulk
 bench-bulk: all $(IPERF_HOST) $(HTTPD_HOST) linux-iperf-guest
