@@ -41,6 +41,7 @@ include net/net.mk
 include apps/apps.mk
 -include $(wildcard tests/images/*.mk)
 -include apps/httpd/httpd.mk
+-include apps/iperf/iperf.mk
 -include bench/bench.mk
 include tests/tests.mk
 include tests/fuzz/fuzz.mk
@@ -49,8 +50,10 @@ include tests/fuzz/fuzz.mk
 all: deps $(LOADER) $(APP_IMAGES)
 
 # ---- running ---------------------------------------------------------------
-# `make run` serves the httpd image on 127.0.0.1:$(PORT); RUN_APP=hello (or any
-# image) boots that one instead, with RUN_APPEND as its command line.
+# `make run` serves the httpd image on 127.0.0.1:$(PORT); RUN_APP=iperf serves
+# the iperf3 server on 127.0.0.1:5201 (PORT= to change; `iperf3 -c 127.0.0.1`);
+# RUN_APP=hello (or any image) boots that one instead, with RUN_APPEND as its
+# command line.
 PORT       ?= 8080
 RUN_APP    ?= httpd
 RUN_APPEND ?= -- hello from make run
@@ -60,6 +63,8 @@ GDB_PORT   ?= 1234
 run: all
 ifeq ($(RUN_APP),httpd)
 	PORT=$(PORT) bench/serve $(BUILD)/apps/httpd.elf
+else ifeq ($(RUN_APP),iperf)
+	PORT=$(if $(filter command line environment,$(origin PORT)),$(PORT),5201) bench/serve $(BUILD)/apps/iperf.elf
 else
 	@echo "booting $(RUN_APP) under QEMU ($(or $(ACCEL),auto) accel); Ctrl-A X quits"
 	bench/qemu-run --append "$(RUN_APPEND)" $(LOADER) $(BUILD)/apps/$(RUN_APP).elf

@@ -10,7 +10,9 @@
  *     guest), writes US to net.core.busy_poll and net.core.busy_read, so
  *     poll() and reads spin on the device's queue that long before sleeping,
  *     and prints what it reads back;
- *   - runs /bin/httpd with APP-ARGS and, when it exits with status N, prints
+ *   - runs /bin/httpd (or /bin/NAME with the option app=NAME: iperf, our
+ *     iperf3 server; iperf3, Debian's) with APP-ARGS and, when it exits with
+ *     status N, prints
  *     the exit line "init: exit status N" last on the console and ends QEMU
  *     through the isa-debug-exit device (port 0xf4), which makes QEMU exit
  *     with 2N+1, as the unikernel does, so bench/qemu-run returns N (it takes
@@ -44,7 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define APP_PATH "/bin/httpd"
+#define APP_DIR "/bin/"
+#define APP_DEFAULT "httpd"
 #define MODULE_DIR "/lib/modules"
 #define IFACE "eth0"
 #define MAX_ARGS 64
@@ -65,7 +68,8 @@ struct boot_config {
 	const char *gw;            /* gw= : default gateway (optional) */
 	const char *mask;          /* mask= : netmask (default 255.255.255.0) */
 	const char *busy_poll;     /* busy_poll= : microseconds of socket busy polling (optional) */
-	char *argv[MAX_ARGS + 2];  /* APP_PATH, then the words after `--` */
+	char app[64];              /* app= : the program, APP_DIR + name (default httpd) */
+	char *argv[MAX_ARGS + 2];  /* app, then the words after `--` */
 };
 
 static void say(const char *fmt, ...)
@@ -154,7 +158,8 @@ static void read_cmdline(struct boot_config *cfg)
 	line[n] = '\0';
 
 	cfg->mask = "255.255.255.0";
-	cfg->argv[0] = APP_PATH;
+	snprintf(cfg->app, sizeof(cfg->app), APP_DIR APP_DEFAULT);
+	cfg->argv[0] = cfg->app;
 	for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
 		if (after_dashes) {
 			if (argc > MAX_ARGS)
@@ -170,6 +175,13 @@ static void read_cmdline(struct boot_config *cfg)
 			cfg->mask = tok + 5;
 		} else if (strncmp(tok, "busy_poll=", 10) == 0) {
 			cfg->busy_poll = tok + 10;
+		} else if (strncmp(tok, "app=", 4) == 0) {
+			const char *name = tok + 4;
+			size_t len = strlen(name);
+			/* A name in /bin, never a path elsewhere. */
+			if (len == 0 || len > 32 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != len)
+				fail(EXIT_NO_CMDLINE, "app=%s: not a program name", name);
+			snprintf(cfg->app, sizeof(cfg->app), APP_DIR "%s", name);
 		}
 	}
 	cfg->argv[argc] = NULL;
@@ -322,8 +334,8 @@ int main(void)
 	if (app < 0)
 		fail(EXIT_EXEC, "fork: %s", strerror(errno));
 	if (app == 0) {
-		execv(APP_PATH, cfg.argv);
-		say("exec " APP_PATH ": %s", strerror(errno));
+		execv(cfg.app, cfg.argv);
+		say("exec %s: %s", cfg.app, strerror(errno));
 		_exit(127);
 	}
 	/* PID 1 reaps every orphan; only the app's end matters. */
@@ -338,10 +350,10 @@ int main(void)
 			break;
 	}
 	if (WIFEXITED(status)) {
-		say(APP_PATH " exited with status %d", WEXITSTATUS(status));
+		say("%s exited with status %d", cfg.app, WEXITSTATUS(status));
 		end_machine(WEXITSTATUS(status) == 127 ? EXIT_EXEC : WEXITSTATUS(status));
 	}
-	say(APP_PATH " killed by signal %d", WTERMSIG(status));
+	say("%s killed by signal %d", cfg.app, WTERMSIG(status));
 	end_machine(EXIT_EXEC);
 	return 0;
 }

@@ -29,7 +29,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECS    ?= 60
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I.
-FUZZ_TARGETS := http cmdline image virtqueue netrx
+FUZZ_TARGETS := http cmdline image virtqueue netrx iperf
 FUZZ         ?= $(FUZZ_TARGETS)
 
 FUZZ_PKG_STAMP := $(DEPS)/.fuzz-packages.stamp
@@ -41,6 +41,8 @@ FUZZ_SRCS_http      := apps/httpd/http.c
 FUZZ_SRCS_cmdline   := kernel/cmdline.c
 FUZZ_SRCS_image     := loader/image.c
 FUZZ_SRCS_virtqueue := drivers/virtio/virtqueue.c
+FUZZ_SRCS_iperf     := apps/iperf/session.c apps/iperf/proto.c apps/iperf/json.c
+FUZZ_DEPS_iperf     := $(wildcard apps/iperf/*.h)
 
 # ---- netrx: a raw virtio-net buffer through the driver, lwIP and the sockets --
 # lwIP is built twice more for it, with the guest's configuration except that

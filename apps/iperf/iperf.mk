@@ -1,0 +1,20 @@
+# iperf.mk: the iperf3 server (apps/iperf), built for the host.
+#
+# $(IPERF_HOST) is the static Linux build: it runs natively (the bulk
+# benchmark's `native` guest, test 45) and inside the Linux guest's initramfs
+# (/bin/iperf). The unikernel build of the same sources is apps.mk's
+# iperf image; none of the files has an #ifdef for either target.
+
+IPERF_SRCS   := apps/iperf/iperf.c apps/iperf/test.c apps/iperf/session.c apps/iperf/proto.c apps/iperf/json.c
+IPERF_HDRS   := $(wildcard apps/iperf/*.h)
+IPERF_HOST   := $(BUILD)/host/iperf
+IPERF_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror
+
+$(IPERF_HOST): $(IPERF_SRCS) $(IPERF_HDRS) apps/iperf/iperf.mk | $(PKG_STAMP)
+	@mkdir -p $(@D)
+	$(or $(HOST_CC),gcc) $(IPERF_CFLAGS) -static -o $@ $(IPERF_SRCS)
+
+.PHONY: iperf-host
+iperf-host: $(IPERF_HOST)
+
+TEST_DEPS += $(IPERF_HOST)

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""summarise_bulk.py: the summary of a bulk-transfer run (bench/run-bulk).
+
+    bench/summarise_bulk.py [--ref GUEST] RESULTS_DIR
+
+Reads RESULTS_DIR/runs.csv (one row per load) and meta.txt, writes
+RESULTS_DIR/summary.md and prints it:
+    Gbit/s         median (min-max) per guest and load, with each guest's
+                   ratio to the reference (default: linux, when measured)
+    CPU s per GB   the server's host CPU (QEMU's, or the native server's)
+                   per 10^9 bytes the receiver counted, median (min-max)
+    runs not clean every row whose status is not "ok" (left out of medians)
+Standard library only (Debian's python3).
+"""
+import argparse
+import csv
+import os
+import statistics
+import sys
+
+FIELDS = ["rep", "guest", "server", "load", "secs", "bytes", "gbit_s", "server_cpu_s", "cpu_s_per_gb",
+          "client_cpu_pct", "status"]
+LOAD_TITLES = {
+    "up": "up (-t, 1 stream)",
+    "down": "down (-R)",
+    "p4": "-P 4",
+    "small": "-l 256 -N",
+}
+
+
+def load_title(load):
+    if load in LOAD_TITLES:
+        return LOAD_TITLES[load]
+    if load.startswith("http-"):  # http-BYTES-cCONC
+        size, conc = load[5:].rsplit("-c", 1)
+        n = int(size)
+        unit = f"{n // 1048576} MiB" if n % 1048576 == 0 else f"{n // 1024} KiB" if n % 1024 == 0 else f"{n} B"
+        return f"ab -k {unit} c{conc}"
+    return load
+
+
+def num(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def cell(values, fmt, ratio_to=None):
+    """'median (min-max)' of values, or '-' when there are none."""
+    if not values:
+        return "-"
+    med = statistics.median(values)
+    text = fmt % med
+    if len(values) > 1:
+        text += f" ({fmt % min(values)}-{fmt % max(values)})"
+    if ratio_to:
+        text += f" x{med / ratio_to:.2f}"
+    return text
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ref", default="linux")
+    ap.add_argument("dir")
+    a = ap.parse_args()
+    path = os.path.join(a.dir, "runs.csv")
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames != FIELDS:
+                sys.exit(f"summarise_bulk: {path}: unexpected header {reader.fieldnames}")
+            rows = list(reader)
+    except OSError as e:
+        sys.exit(f"summarise_bulk: {path}: {e.strerror}")
+
+    guests, loads = [], []
+    for r in rows:
+        if r["guest"] not in guests:
+            guests.append(r["guest"])
+        if r["load"] not in loads:
+            loads.append(r["load"])
+    ok = [r for r in rows if r["status"] == "ok"]
+
+    def values(guest, load, field):
+        return [v for v in (num(r[field]) for r in ok if r["guest"] == guest and r["load"] == load)
+                if v is not None]
+
+    out = ["# Bulk transfers", ""]
+    try:
+        with open(os.path.join(a.dir, "meta.txt")) as f:
+            out += ["```"] + [line.rstrip("\n") for line in f] + ["```", ""]
+    except OSError:
+        pass
+    ref = a.ref if a.ref in guests else None
+    out += [f"Gbit/s (the receiver's count over the test's time), median (min-max) of the clean runs"
+            f"{'; xN: ratio to ' + ref if ref else ''}.", ""]
+    out.append("| guest | " + " | ".join(load_title(lo) for lo in loads) + " |")
+    out.append("|---" * (len(loads) + 1) + "|")
+    for g in guests:
+        cells = []
+        for lo in loads:
+            ref_med = None
+            if ref and g != ref and values(ref, lo, "gbit_s"):
+                ref_med = statistics.median(values(ref, lo, "gbit_s"))
+            cells.append(cell(values(g, lo, "gbit_s"), "%.3f", ref_med))
+        out.append(f"| {g} | " + " | ".join(cells) + " |")
+    out += ["", "Host CPU seconds per GB moved (QEMU's user+system time around the load, or the native "
+            "server's; 10^9 bytes as the receiver counted them), median (min-max).", ""]
+    out.append("| guest | " + " | ".join(load_title(lo) for lo in loads) + " |")
+    out.append("|---" * (len(loads) + 1) + "|")
+    for g in guests:
+        out.append(f"| {g} | " + " | ".join(cell(values(g, lo, "cpu_s_per_gb"), "%.2f") for lo in loads) + " |")
+    out += ["", "Runs (clean / all):", ""]
+    out.append("| guest | " + " | ".join(load_title(lo) for lo in loads) + " |")
+    out.append("|---" * (len(loads) + 1) + "|")
+    for g in guests:
+        counts = []
+        for lo in loads:
+            mine = [r for r in rows if r["guest"] == g and r["load"] == lo]
+            counts.append(f"{sum(r['status'] == 'ok' for r in mine)}/{len(mine)}" if mine else "-")
+        out.append(f"| {g} | " + " | ".join(counts) + " |")
+    bad = [r for r in rows if r["status"] != "ok"]
+    if bad:
+        out += ["", "Runs not clean (left out above):", ""]
+        out += [f"- rep {r['rep']} {r['guest']} {r['load']}: {r['status']}" for r in bad]
+    text = "\n".join(out) + "\n"
+    with open(os.path.join(a.dir, "summary.md"), "w") as f:
+        f.write(text)
+    print(text, end="")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+# lib-iperf.sh: helpers for the iperf tests 45-49 (sourced, after lib-net.sh).
+#
+# Set before use:
+#   IPERF_ADDR, IPERF_PORT   where the server listens (as the client reaches it)
+#   IPERF_CONSOLE            the file the server's output goes to
+#   NET_EXEC                 (lib-net.sh) the client's prefix, e.g. a namespace
+#   IPERF_PID                the process whose death means the server died
+# Offers:
+#   iperf_wait_listening SECS     until the console says "iperf: listening"
+#   iperf_transfer WHAT ARGS...   iperf3 -c ARGS --json (5 minutes at most),
+#                                 then tests/integration/iperf_check.py with
+#                                 the server's result line for that test; WHAT
+#                                 is check options (e.g. "--bytes 268435456
+#                                 --reverse"); fails the test on a miss and
+#                                 prints how long the transfer took
+#   iperf_client_only WHAT ARGS...   the same without a server line to compare
+#                                 (Debian's iperf3 -s prints none of ours)
+#   iperf_shutdown                sends the server's shutdown cookie (-s)
+#   iperf_counters                the server's counter line (after it stopped)
+#   iperf_boot BACKEND SECS KERNEL INITRD APPEND
+#                                 boots a guest under bench/qemu-run (killed
+#                                 after SECS) on `tap` (a fresh namespace) or
+#                                 `user` (a free port forwarded to 5201); sets
+#                                 IPERF_ADDR, IPERF_PORT, IPERF_PID,
+#                                 IPERF_CONSOLE, NET_EXEC and GUEST_NET (the
+#                                 ip=/gw=/mask= words for APPEND's "%NET%");
+#                                 cleans up at exit
+#   iperf_guest_stop              shutdown cookie, wait: IPERF_RC = qemu-run's status
+# Every check reads bytes iperf3 itself counted; nothing here measures speed.
+
+IPERF_CHECK=${ROOT:-.}/tests/integration/iperf_check.py
+IPERF_SHUTDOWN_COOKIE=----------shutdown-iperf------------
+
+# The console without carriage returns (the unikernel's console has them).
+iperf_console() { tr -d '\r' <"$IPERF_CONSOLE"; }
+
+iperf_wait_listening() {
+	wait_console "$IPERF_CONSOLE" '^iperf: listening' "$1" "$IPERF_PID" ||
+		{ iperf_console; fail "the iperf server did not start"; }
+}
+
+# Waits until the console has more than $1 result lines ("done:" or "ended:"),
+# then prints the last one.
+iperf_next_result() {
+	local before=$1 i n
+	for i in $(seq 300); do
+		n=$(iperf_console | grep -cE '^iperf: test [0-9]+ (done|from .* ended):')
+		[ "$n" -gt "$before" ] && { iperf_console | grep -E '^iperf: test [0-9]+ (done|from .* ended):' | tail -n1; return 0; }
+		kill -0 "$IPERF_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	return 1
+}
+
+# Runs the client; sets IPERF_JSON (its output file) and IPERF_SECS.
+iperf_client() {
+	local t0
+	IPERF_JSON=$(mktemp)
+	t0=$(date +%s.%N)
+	"${NET_EXEC[@]}" timeout 300 iperf3 -c "$IPERF_ADDR" -p "$IPERF_PORT" "$@" --json >"$IPERF_JSON" 2>&1
+	IPERF_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+}
+
+iperf_transfer() {
+	local what=$1 before line out
+	shift
+	before=$(iperf_console | grep -cE '^iperf: test [0-9]+ (done|from .* ended):')
+	echo "== iperf3 -c $* ($what)"
+	iperf_client "$@"
+	line=$(iperf_next_result "$before") || { iperf_console | tail -n 20; fail "no result line from the server"; }
+	echo "server: $line"
+	# shellcheck disable=SC2086 # what is a list of options
+	out=$(python3 "$IPERF_CHECK" "$IPERF_JSON" $what --server "$line") ||
+		{ echo "$out"; cat "$IPERF_JSON" | head -c 3000; rm -f "$IPERF_JSON"; fail "iperf3 $*"; }
+	echo "$out (${IPERF_SECS}s)"
+	rm -f "$IPERF_JSON"
+}
+
+iperf_client_only() {
+	local what=$1 out
+	shift
+	echo "== iperf3 -c $* ($what)"
+	iperf_client "$@"
+	# shellcheck disable=SC2086
+	out=$(python3 "$IPERF_CHECK" "$IPERF_JSON" $what) ||
+		{ echo "$out"; cat "$IPERF_JSON" | head -c 3000; rm -f "$IPERF_JSON"; fail "iperf3 $*"; }
+	echo "$out (${IPERF_SECS}s)"
+	rm -f "$IPERF_JSON"
+}
+
+iperf_shutdown() {
+	"${NET_EXEC[@]}" timeout 10 bash -c \
+		"printf '%s\\0' $IPERF_SHUTDOWN_COOKIE >/dev/tcp/$IPERF_ADDR/$IPERF_PORT" 2>/dev/null
+}
+
+iperf_counters() {
+	iperf_console | grep -E '^iperf: tests [0-9]+, done'
+}
+
+iperf_boot() {
+	local backend=$1 secs=$2 kernel=$3 initrd=$4 append=$5 net
+	IPERF_TMP=$(mktemp -d) IPERF_NS="" IPERF_PID=""
+	IPERF_CONSOLE=$IPERF_TMP/console
+	trap '[ -n "$IPERF_PID" ] && kill "$IPERF_PID" 2>/dev/null; wait 2>/dev/null
+		netns_destroy "$IPERF_NS"; rm -rf "$IPERF_TMP"' EXIT
+	if [ "$backend" = tap ]; then
+		netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
+		IPERF_NS=iperf-$$
+		netns_create "$IPERF_NS" || skip "cannot create a network namespace here"
+		NET_EXEC=(ip netns exec "$IPERF_NS")
+		net=(--net tap --tap "$NETNS_TAP")
+		IPERF_ADDR=$NETNS_GUEST_IP IPERF_PORT=5201
+		GUEST_NET="ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK"
+	else
+		NET_EXEC=()
+		IPERF_ADDR=127.0.0.1 IPERF_PORT=$(free_port)
+		net=(--net user --hostfwd "$IPERF_PORT:5201")
+		GUEST_NET="ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"
+	fi
+	append=${append//%NET%/$GUEST_NET}
+	echo "+ qemu-run ${net[*]} --append '$append' $kernel $initrd"
+	"${NET_EXEC[@]}" "$QEMU_RUN" "${net[@]}" --timeout "$secs" --append "$append" "$kernel" $initrd \
+		</dev/null >"$IPERF_CONSOLE" 2>&1 &
+	IPERF_PID=$!
+}
+
+iperf_guest_stop() {
+	iperf_shutdown
+	wait "$IPERF_PID"
+	IPERF_RC=$?
+	IPERF_PID=""
+}
