@@ -40,5 +40,5 @@ IMAGE_LIBS ?=
 IMAGE_APP_INCLUDES ?=
 
 $(eval $(call app_image,hello,apps/hello/hello.c))
-# The benchmark's server: the same sources as the Linux build (apps/httpd/httpd.mk).
-$(eval $(call app_image,httpd,apps/httpd/httpd.c apps/httpd/http.c))
+# The benchmark's server (httpd) is made by apps/httpd/httpd.mk, which lists
+# its sources once for both guests.
