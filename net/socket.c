@@ -60,6 +60,7 @@ struct sock {
 	ip_addr_t local_ip;      /* bind() address until the pcb exists */
 	uint16_t local_port;
 	bool reuseaddr, keepalive, nodelay;
+	bool reset_on_close;     /* SO_LINGER on with a zero timeout: close() resets */
 
 	/* Listener: connections lwIP accepted that accept() has not taken. */
 	struct sock **pending;   /* ring of backlog slots; NULL slot = empty */
@@ -328,6 +329,25 @@ static size_t segment_size(const struct tcp_pcb *pcb)
 	return mss ? mss : 1;
 }
 
+/* How much more of s's bytes lwIP should hold now: what its send buffer has
+ * room for, but no more than the peer's window lets go plus two segments. A
+ * peer that reads slowly (a small window) so holds little of lwIP's heap and
+ * segments, which every connection shares, while the rest waits in the
+ * socket's own ring: 500 slow readers each given a whole send buffer took
+ * 14,500 segments and 10 MB of the heap, and lwIP's first-fit heap, walking
+ * thousands of live blocks per allocation, spent seconds of egress on them
+ * while other clients waited (measured, slowhttptest -X). The two segments
+ * beyond the window keep data unsent in lwIP, so its persist timer and its
+ * output on the next ACK carry on, and on_sent lists the socket again. */
+static size_t egress_room(const struct tcp_pcb *pcb)
+{
+	size_t room = tcp_sndbuf(pcb);
+	size_t queued = (u32_t)(pcb->snd_lbb - pcb->lastack); /* unacknowledged + unsent */
+	size_t allowed = (size_t)pcb->snd_wnd + 2 * segment_size(pcb);
+	size_t by_window = allowed > queued ? allowed - queued : 0;
+	return room < by_window ? room : by_window;
+}
+
 /* Move s's bytes into lwIP and send. A socket that cannot go on (window or
  * memory exhausted) leaves the list; on_sent, or the retry above, lists it
  * again. */
@@ -338,7 +358,7 @@ static void egress_one(struct sock *s)
 	if (!pcb || s->state == SS_LISTENING || s->state == SS_CONNECTING)
 		return;
 	while (s->tx_len) {
-		size_t room = tcp_sndbuf(pcb);
+		size_t room = egress_room(pcb);
 		if (room == 0 || tcp_sndqueuelen(pcb) >= TCP_SND_QUEUELEN - 1) {
 			/* Nothing can go before the peer acknowledges: on_sent lists the
 			 * socket again then. Naive: stay listed and be looked at on every
@@ -765,6 +785,22 @@ static int sock_close(void *obj)
 		sock_free(s);
 		return 0;
 	}
+	/* SO_LINGER with a zero timeout, as on Linux: a reset, nothing queued
+	 * goes, and the pcb is free now (a server making room under load). */
+	if (s->reset_on_close && s->state == SS_CONNECTED && s->pcb) {
+		struct tcp_pcb *pcb = s->pcb;
+		u32_t edge = pcb->lastack + pcb->snd_wnd;
+		detach_pcb(s);
+		/* lwIP resets at snd_nxt, which a zero-window probe moves one past
+		 * what a peer with a closed window can take: such a peer drops the
+		 * RST (RFC 5961) and keeps the connection (seen with slow readers).
+		 * Reset at the window's edge, as Linux does (tcp_acceptable_seq). */
+		if ((s32_t)(pcb->snd_nxt - edge) > 0)
+			pcb->snd_nxt = edge;
+		tcp_abort(pcb);
+		sock_free(s);
+		return 0;
+	}
 	/* Unread data is dropped (its window given back, so lwIP's close sends a
 	 * FIN, not a reset); buffered output still goes, then the FIN. */
 	drop_unread(s);
@@ -1167,6 +1203,19 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
 	GET_SOCK(fd);
 	int v, e;
+	if (level == SOL_SOCKET && name == SO_LINGER) {
+		struct linger lg;
+		if (!val)
+			return fail(EFAULT);
+		if (len < sizeof lg)
+			return fail(EINVAL);
+		memcpy(&lg, val, sizeof lg);
+		/* Only the reset: a close that waits for its data would block. */
+		if (lg.l_onoff && lg.l_linger != 0)
+			return fail(EINVAL);
+		s->reset_on_close = lg.l_onoff != 0;
+		return 0;
+	}
 	if ((e = int_opt(val, len, &v)))
 		return fail(e);
 	if (level == SOL_SOCKET) {
@@ -1223,6 +1272,14 @@ int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	int v;
 	if (!val || !len)
 		return fail(EFAULT);
+	if (level == SOL_SOCKET && name == SO_LINGER) {
+		struct linger lg = { s->reset_on_close, 0 };
+		if (*len < sizeof lg)
+			return fail(EINVAL);
+		memcpy(val, &lg, sizeof lg);
+		*len = sizeof lg;
+		return 0;
+	}
 	if (*len < sizeof(int))
 		return fail(EINVAL);
 	if (level == SOL_SOCKET && name == SO_ERROR)
