@@ -173,6 +173,8 @@ static int start_answer(struct server *srv, struct conn *c, const struct http_re
 	begin_moving(srv, c, PHASE_SEND);
 	if (!resp->keep_alive)
 		c->close_after = true;
+	if (resp->shutdown)
+		srv->stopping = true; /* once this answer is out (httpd.c) */
 	c->gen_off = c->gen_end = 0;
 	if (generated)
 		c->gen_end = resp->body_len;
@@ -239,8 +241,6 @@ static int take_request(struct server *srv, struct conn *c, const struct http_re
 	c->fresh = false;
 	http_route(req, 0, srv->allow_shutdown, &resp);
 	consume(c, req->length);
-	if (resp.shutdown)
-		srv->stopping = true;
 	if (req->framing == HTTP_BODY_NONE)
 		return start_answer(srv, c, &resp, req->minor);
 	c->resp = resp;

@@ -33,6 +33,7 @@
 
 #include "httpd.h"
 
+#include <assert.h>
 #include <stdio.h>
 
 #define EVICT_AFTER_MS 1000
@@ -168,7 +169,10 @@ size_t guard_victim(const struct server *srv)
 
 void guard_evict(struct server *srv, size_t i)
 {
-	struct conn *c = srv->conns[i];
+	struct conn *c;
+
+	assert(i < srv->nconns && guard_evictable_at(srv->conns[i]) <= srv->now);
+	c = srv->conns[i];
 
 	switch (c->phase) {
 	case PHASE_LINGER: srv->cnt.evicted_linger++; break;

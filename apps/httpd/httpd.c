@@ -38,6 +38,7 @@
 #include "httpd.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -138,7 +139,10 @@ bool server_full(const struct server *srv)
 
 void conn_drop(struct server *srv, size_t i, bool reset)
 {
-	struct conn *c = srv->conns[i];
+	struct conn *c;
+
+	assert(i < srv->nconns);
+	c = srv->conns[i];
 
 	if (reset) {
 		/* Linger on with a zero timeout: close() resets the connection
@@ -166,6 +170,7 @@ static void add_conn(struct server *srv, int fd)
 	}
 	/* Responses are whole messages: don't let Nagle hold them back. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	assert(srv->nconns < srv->max_conns); /* a victim, if any, went first */
 	srv->conns[srv->nconns++] = c;
 	srv->cnt.accepted++;
 	if (srv->nconns > srv->cnt.peak)
@@ -347,10 +352,8 @@ int main(int argc, char **argv)
 
 	srv.max_conns = (size_t)max_conns;
 	srv.fd_cap = SIZE_MAX;
-	/* One slot more than the limit: a newcomer is accepted before the
-	 * connection it replaces is evicted. */
-	srv.conns = calloc(srv.max_conns + 1, sizeof(*srv.conns));
-	srv.pfds = calloc(srv.max_conns + 2, sizeof(*srv.pfds));
+	srv.conns = calloc(srv.max_conns, sizeof(*srv.conns));
+	srv.pfds = calloc(srv.max_conns + 1, sizeof(*srv.pfds)); /* listener + connections */
 	srv.scratch = malloc(SCRATCH_LEN);
 	if (srv.conns == NULL || srv.pfds == NULL || srv.scratch == NULL) {
 		fprintf(stderr, "httpd: out of memory\n");

@@ -90,7 +90,7 @@ struct guard_counters {
 /* The server's options and state. */
 struct server {
 	int listen_fd;              /* the listening socket */
-	struct conn **conns;        /* the open connections, max_conns + 1 slots */
+	struct conn **conns;        /* the open connections, max_conns slots */
 	size_t nconns;              /* slots in use, packed at the front */
 	size_t max_conns;           /* -c */
 	size_t fd_cap;              /* connections at which descriptors ran out
