@@ -40,7 +40,7 @@ IMAGE_LIBS ?=
 IMAGE_APP_INCLUDES ?=
 
 $(eval $(call app_image,hello,apps/hello/hello.c))
-# The benchmark's server: the same sources as the Linux build (apps/httpd/httpd.mk).
-$(eval $(call app_image,httpd,apps/httpd/httpd.c apps/httpd/http.c))
+# The benchmark's server (httpd) is made by apps/httpd/httpd.mk, which lists
+# its sources once for both guests.
 # The iperf3 server: the same sources as the Linux build (apps/iperf/iperf.mk).
 $(eval $(call app_image,iperf,apps/iperf/iperf.c apps/iperf/test.c apps/iperf/session.c apps/iperf/proto.c apps/iperf/json.c))

@@ -34,11 +34,17 @@
  * TCP data, SYN-ACKs, ARP/ICMP replies). A separate, fixed arena means a flood
  * of connections or a peer that never reads can exhaust only the network's
  * memory, never the application's heap, and exhaustion shows up as counted
- * mem.err in the stats printed at exit. 4 MiB: 64 connections with a full
- * send buffer (64 * 23 KiB = 1.5 MiB) plus 1024 queued SYN-ACKs (~100 KiB),
- * with room to spare; it costs only BSS. */
+ * mem.err in the stats printed at exit. Sized so that EVERY pcb can hold a
+ * full send buffer at once (MEMP_NUM_TCP_PCB * (TCP_SND_BUF + per-segment
+ * headers) ~ 1152 * 26 KiB = 29 MiB): a client that stops reading, or opens
+ * its window a few bytes at a time, holds its own share and never another
+ * connection's. With 4 MiB, 101 slow readers of a 1 MiB answer took 2.7 MB
+ * of it and every segment (below), and the server could no longer send a
+ * SYN-ACK or a response to anyone else until they were ended (measured,
+ * slowhttptest -X). It costs BSS (zeroed by the loader: ~25 ms of boot
+ * under TCG, measured) and touches pages only as it is used. */
 #define MEM_LIBC_MALLOC 0
-#define MEM_SIZE (4 * 1024 * 1024)
+#define MEM_SIZE (32 * 1024 * 1024)
 
 /* Receive pbufs: the driver's frames are copied into these. 1024 full-size
  * buffers (1.6 MiB) cover the receive windows of the connections that are
@@ -92,6 +98,7 @@
 #define TCP_WND (16 * TCP_MSS)
 #define TCP_SND_BUF (16 * TCP_MSS)
 #endif
+#define TCP_SND_QUEUELEN ((4 * TCP_SND_BUF + (TCP_MSS - 1)) / TCP_MSS)
 /* PCBs: 64 established keep-alive connections + 1024 connections in the
  * handshake (lwIP has no SYN cache: each SYN_RCVD connection is a full pcb,
  * so this, not the listen backlog, bounds pending connections) + 64 for
@@ -99,10 +106,14 @@
  * when the pool runs dry, so these need not cover every one). */
 #define MEMP_NUM_TCP_PCB (64 + 1024 + 64)
 #define MEMP_NUM_TCP_PCB_LISTEN 8
-/* Segments queued for (re)transmission, all connections together: one SYN-ACK
- * for each of the 1024 pending handshakes plus a deep send queue on the
- * established ones. A tcp_seg is ~40 bytes, so being generous is cheap. */
-#define MEMP_NUM_TCP_SEG 4096
+/* Segments queued for (re)transmission, all connections together: enough
+ * for every pcb to hold a full send buffer in segments down to 730 bytes
+ * (a half-open one holds its SYN-ACK), so no connection can run the others
+ * out. 4096 were all taken by 101 slow readers before the socket layer kept
+ * lwIP's share of a connection near its peer's window (net/socket.c,
+ * egress_room). A tcp_seg is 32 bytes: 1.2 MB. (lwIP counts a pool in 16
+ * bits: TCP_SND_QUEUELEN for every pcb would not fit.) */
+#define MEMP_NUM_TCP_SEG (MEMP_NUM_TCP_PCB * 32)
 /* The listen backlog stays off (TCP_LISTEN_BACKLOG 0): with the raw API the
  * accept callback runs as soon as a handshake completes, so no connection
  * waits between handshake and accept; lwIP's backlog counter is also a u8_t,

@@ -58,6 +58,7 @@ struct sock {
 	ip_addr_t local_ip;      /* bind() address until the pcb exists */
 	uint16_t local_port;
 	bool reuseaddr, keepalive, nodelay;
+	bool reset_on_close;     /* SO_LINGER on with a zero timeout: close() resets */
 
 	/* Listener: one socket object per backlog slot, as a socket set with a
 	 * listen backlog has them. Slots [pending_head, pending_head +
@@ -118,6 +119,7 @@ void sock_all_insert(struct sock *s);
 void sock_all_remove(struct sock *s);
 void sock_egress_remove(struct sock *s);
 bool sock_egress_pass(void);               /* true when it dispatched a socket */
+size_t sock_egress_room(const struct tcp_pcb *pcb); /* bytes lwIP should take from us now */
 
 /* Naive counterpart of "reading is not marking": every access marks. */
 static inline void sock_touched(struct sock *s)

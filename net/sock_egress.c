@@ -80,6 +80,25 @@ static size_t segment_size(const struct tcp_pcb *pcb)
 	return mss ? mss : 1;
 }
 
+/* How much more of s's bytes lwIP should hold now: what its send buffer has
+ * room for, but no more than the peer's window lets go plus two segments. A
+ * peer that reads slowly (a small window) so holds little of lwIP's heap and
+ * segments, which every connection shares, while the rest waits in the
+ * socket's own ring: 500 slow readers each given a whole send buffer took
+ * 14,500 segments and 10 MB of the heap, and lwIP's first-fit heap, walking
+ * thousands of live blocks per allocation, spent seconds of egress on them
+ * while other clients waited (measured, slowhttptest -X). The two segments
+ * beyond the window keep data unsent in lwIP, so its persist timer and its
+ * output on the next ACK carry on, and on_sent lists the socket again. */
+size_t sock_egress_room(const struct tcp_pcb *pcb)
+{
+	size_t room = tcp_sndbuf(pcb);
+	size_t queued = (u32_t)(pcb->snd_lbb - pcb->lastack); /* unacknowledged + unsent */
+	size_t allowed = (size_t)pcb->snd_wnd + 2 * segment_size(pcb);
+	size_t by_window = allowed > queued ? allowed - queued : 0;
+	return room < by_window ? room : by_window;
+}
+
 /* Whether s has bytes or a FIN to move into lwIP now. */
 static bool has_work(const struct sock *s)
 {
@@ -111,7 +130,7 @@ static bool egress_one(struct sock *s, bool force)
 		return true;
 	trace_mark(TP_EGRESS);
 	while (s->tx_len) {
-		size_t room = tcp_sndbuf(pcb);
+		size_t room = sock_egress_room(pcb);
 		if (room == 0 || tcp_sndqueuelen(pcb) >= TCP_SND_QUEUELEN - 1)
 			break; /* nothing can go before the peer acknowledges: on_sent lists s again */
 		size_t piece = s->tx_cap - s->tx_head;

@@ -206,6 +206,22 @@ static int sock_close(void *obj)
 		}
 		return release(s);
 	}
+	/* SO_LINGER with a zero timeout, as on Linux: a reset, nothing queued
+	 * goes, and the pcb is free now (a server making room under load). */
+	if (s->reset_on_close && s->state == SS_CONNECTED && s->pcb) {
+		struct tcp_pcb *pcb = s->pcb;
+		u32_t edge = pcb->lastack + pcb->snd_wnd;
+		sock_detach_pcb(s);
+		/* lwIP resets at snd_nxt, which a zero-window probe moves one past
+		 * what a peer with a closed window can take: such a peer drops the
+		 * RST (RFC 5961) and keeps the connection (seen with slow readers).
+		 * Reset at the window's edge, as Linux does (tcp_acceptable_seq). */
+		if ((s32_t)(pcb->snd_nxt - edge) > 0)
+			pcb->snd_nxt = edge;
+		tcp_abort(pcb);
+		sock_free(s);
+		return 0;
+	}
 	/* Unread data is dropped (its window given back, so lwIP's close sends a
 	 * FIN, not a reset); buffered output still goes, then the FIN. */
 	sock_drop_unread(s);

@@ -407,6 +407,19 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
 	GET_SOCK(fd);
 	int v, e;
+	if (level == SOL_SOCKET && name == SO_LINGER) {
+		struct linger lg;
+		if (!val)
+			return fail(EFAULT);
+		if (len < sizeof lg)
+			return fail(EINVAL);
+		memcpy(&lg, val, sizeof lg);
+		/* Only the reset: a close that waits for its data would block. */
+		if (lg.l_onoff && lg.l_linger != 0)
+			return fail(EINVAL);
+		s->reset_on_close = lg.l_onoff != 0;
+		return 0;
+	}
 	if ((e = int_opt(val, len, &v)))
 		return fail(e);
 	if (level == SOL_SOCKET) {
@@ -459,6 +472,14 @@ int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	int v;
 	if (!val || !len)
 		return fail(EFAULT);
+	if (level == SOL_SOCKET && name == SO_LINGER) {
+		struct linger lg = { s->reset_on_close, 0 };
+		if (*len < sizeof lg)
+			return fail(EINVAL);
+		memcpy(val, &lg, sizeof lg);
+		*len = sizeof lg;
+		return 0;
+	}
 	if (*len < sizeof(int))
 		return fail(EINVAL);
 	if (level == SOL_SOCKET && name == SO_ERROR)

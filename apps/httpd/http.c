@@ -1,12 +1,15 @@
 /*
- * http.c: parse HTTP/1.0 and HTTP/1.1 requests and build response heads.
+ * http.c: parse HTTP/1.0 and HTTP/1.1 request heads, route them and build
+ * response heads; the /bytes pattern.
  *
- * Offers http_parse(), http_route(), http_head() and http_reason() (see
- * http.h). The parser is strict where leniency would hide a broken client
- * (single spaces in the request line, no header folding, no bare CR) and
+ * Offers http_parse(), http_route(), http_head(), http_reason() and
+ * http_pattern() (see http.h; body framing is in body.c). The parser is
+ * strict where leniency would hide a broken client or let two parties frame
+ * a message differently (single spaces in the request line, no header
+ * folding, no bare CR, no Content-Length beside Transfer-Encoding) and
  * lenient where RFC 9112 asks for it (leading blank lines, bare LF line
- * ends). It re-reads the buffer from its start on each call: a request is at
- * most `max` bytes, so a request split across many reads costs little.
+ * ends). It re-reads the buffer from its start on each call: a head is at
+ * most `max` bytes, so a head split across many reads costs little.
  */
 #include "http.h"
 
@@ -71,6 +74,8 @@ static int parse_request_line(const char *line, size_t n, struct http_request *r
 		req->method = HTTP_GET;
 	else if (equals(line, i, "HEAD"))
 		req->method = HTTP_HEAD;
+	else if (equals(line, i, "POST"))
+		req->method = HTTP_POST;
 	else
 		req->method = HTTP_OTHER;
 
@@ -102,14 +107,21 @@ static int parse_request_line(const char *line, size_t n, struct http_request *r
 
 /* Header state gathered while reading the head. */
 struct head_state {
-	bool conn_close;       /* "Connection: close" seen */
-	bool conn_keep_alive;  /* "Connection: keep-alive" seen */
-	bool have_length;      /* a Content-Length header was seen */
-	size_t content_length; /* its value */
+	bool conn_close;         /* "Connection: close" seen */
+	bool conn_keep_alive;    /* "Connection: keep-alive" seen */
+	bool have_length;        /* a Content-Length header was seen */
+	uint64_t content_length; /* its value */
+	unsigned chunked;        /* "chunked" codings in Transfer-Encoding */
+	bool other_coding;       /* a transfer coding other than chunked */
+	bool have_coding;        /* a Transfer-Encoding header was seen */
+	bool expect_continue;    /* "Expect: 100-continue" */
+	bool expect_other;       /* an expectation we cannot meet */
 };
 
-/* The Connection header's comma-separated options. */
-static void parse_connection(const char *v, size_t n, struct head_state *st)
+/* Calls `element` on each element of a comma-separated header value, with
+ * the spaces around it trimmed; empty elements are skipped (RFC 9110 5.6.1). */
+static void each_element(const char *v, size_t n, struct head_state *st,
+			 void (*element)(const char *e, size_t len, struct head_state *st))
 {
 	size_t i = 0;
 
@@ -124,15 +136,31 @@ static void parse_connection(const char *v, size_t n, struct head_state *st)
 		end = i;
 		while (end > start && (v[end - 1] == ' ' || v[end - 1] == '\t'))
 			end--;
-		if (equals_nocase(v + start, end - start, "close"))
-			st->conn_close = true;
-		else if (equals_nocase(v + start, end - start, "keep-alive"))
-			st->conn_keep_alive = true;
+		if (end > start)
+			element(v + start, end - start, st);
 	}
 }
 
+/* One option of the Connection header. */
+static void connection_option(const char *e, size_t n, struct head_state *st)
+{
+	if (equals_nocase(e, n, "close"))
+		st->conn_close = true;
+	else if (equals_nocase(e, n, "keep-alive"))
+		st->conn_keep_alive = true;
+}
+
+/* One transfer coding of Transfer-Encoding (parameters make it unknown). */
+static void transfer_coding(const char *e, size_t n, struct head_state *st)
+{
+	if (equals_nocase(e, n, "chunked"))
+		st->chunked++;
+	else
+		st->other_coding = true;
+}
+
 /* One header line (no line end). Returns 0 or the error status. */
-static int parse_header(const char *line, size_t n, size_t max, struct head_state *st)
+static int parse_header(const char *line, size_t n, struct head_state *st)
 {
 	size_t i = 0, vs, ve;
 
@@ -149,17 +177,18 @@ static int parse_header(const char *line, size_t n, size_t max, struct head_stat
 		ve--;
 
 	if (equals_nocase(line, i, "connection")) {
-		parse_connection(line + vs, ve - vs, st);
+		each_element(line + vs, ve - vs, st, connection_option);
 	} else if (equals_nocase(line, i, "content-length")) {
-		size_t value = 0, k;
+		uint64_t value = 0;
+		size_t k;
 
 		if (ve == vs)
 			return 400;
 		for (k = vs; k < ve; k++) {
 			if (line[k] < '0' || line[k] > '9')
 				return 400;
-			value = value * 10 + (size_t)(line[k] - '0');
-			if (value > max) /* also keeps the sum below from overflowing */
+			value = value * 10 + (uint64_t)(line[k] - '0');
+			if (value > HTTP_LENGTH_MAX) /* also keeps the sum from overflowing */
 				return 413;
 		}
 		if (st->have_length && st->content_length != value)
@@ -167,9 +196,41 @@ static int parse_header(const char *line, size_t n, size_t max, struct head_stat
 		st->have_length = true;
 		st->content_length = value;
 	} else if (equals_nocase(line, i, "transfer-encoding")) {
-		/* Chunked request bodies are not supported; a GET has no body. */
-		return 400;
+		st->have_coding = true;
+		each_element(line + vs, ve - vs, st, transfer_coding);
+	} else if (equals_nocase(line, i, "expect")) {
+		if (equals_nocase(line + vs, ve - vs, "100-continue"))
+			st->expect_continue = true;
+		else
+			st->expect_other = true;
 	}
+	return 0;
+}
+
+/*
+ * The body's framing from the headers (RFC 9112 6.1-6.3). Returns 0 or the
+ * error status. Content-Length beside Transfer-Encoding is refused: the two
+ * let a proxy and a server disagree on where the message ends.
+ */
+static int framing(const struct head_state *st, struct http_request *req)
+{
+	if (st->have_coding) {
+		if (req->minor == 0 || st->have_length)
+			return 400; /* HTTP/1.0 has no transfer codings */
+		if (st->other_coding)
+			return 501;
+		if (st->chunked != 1)
+			return 400; /* chunked twice, or an empty list */
+		req->framing = HTTP_BODY_CHUNKED;
+	} else if (st->have_length && st->content_length > 0) {
+		req->framing = HTTP_BODY_LENGTH;
+		req->content_length = st->content_length;
+	}
+	/* An HTTP/1.0 client does not know 100 (RFC 9110 10.1.1): ignored. */
+	if (st->expect_other && req->minor == 1)
+		return 417;
+	req->expect_continue = st->expect_continue && req->minor == 1 &&
+			       req->framing != HTTP_BODY_NONE;
 	return 0;
 }
 
@@ -221,7 +282,7 @@ enum http_parse_result http_parse(const char *buf, size_t len, size_t max,
 			pos = nl + 1;
 			break; /* the blank line that ends the head */
 		} else {
-			err = parse_header(buf + pos, end - pos, max, &st);
+			err = parse_header(buf + pos, end - pos, &st);
 		}
 		if (err)
 			return fail(req, err);
@@ -229,12 +290,10 @@ enum http_parse_result http_parse(const char *buf, size_t len, size_t max,
 		line_no++;
 	}
 
-	if (st.have_length) {
-		if (pos + st.content_length > max)
-			return fail(req, 413);
-		if (pos + st.content_length > len)
-			return HTTP_INCOMPLETE;
-		pos += st.content_length;
+	{
+		int err = framing(&st, req);
+		if (err)
+			return fail(req, err);
 	}
 	req->length = pos;
 	if (req->minor == 1)
@@ -244,44 +303,76 @@ enum http_parse_result http_parse(const char *buf, size_t len, size_t max,
 	return HTTP_COMPLETE;
 }
 
+/* N of a /bytes/N path (the part after HTTP_BYTES_PATH): decimal digits
+ * only, at most HTTP_BYTES_MAX; false otherwise. */
+static bool bytes_size(const char *s, size_t n, uint64_t *size)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (n == 0 || n > 10)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*size = v;
+	return v <= HTTP_BYTES_MAX;
+}
+
+/* The fixed body that goes with an error status. */
+static const char *error_body(int status)
+{
+	switch (status) {
+	case 400: return "bad request\n";
+	case 404: return "not found\n";
+	case 405: return "method not allowed\n";
+	case 408: return "request timeout\n";
+	case 413: return "request body too large\n";
+	case 417: return "expectation failed\n";
+	case 431: return "request header too large\n";
+	case 501: return "transfer coding not implemented\n";
+	default: return "error\n";
+	}
+}
+
 void http_route(const struct http_request *req, int status, bool allow_shutdown,
 		struct http_response *resp)
 {
+	const size_t bytes_len = sizeof(HTTP_BYTES_PATH) - 1;
+	uint64_t size;
+
 	memset(resp, 0, sizeof(*resp));
 	resp->send_body = true;
 	if (req == NULL) {
 		resp->status = status;
-		resp->keep_alive = false;
-	} else {
-		resp->keep_alive = req->keep_alive;
-		resp->send_body = req->method != HTTP_HEAD;
-		if (req->method == HTTP_OTHER)
-			resp->status = 405;
-		else if (equals(req->path, req->path_len, "/"))
-			resp->status = 200;
-		else if (allow_shutdown && equals(req->path, req->path_len, HTTP_SHUTDOWN_PATH)) {
-			resp->status = 200;
-			resp->shutdown = true;
-			resp->keep_alive = false;
-		} else
-			resp->status = 404;
+		resp->body = error_body(status);
+		resp->body_len = strlen(resp->body);
+		return;
 	}
-
-	if (resp->status == 200 && !resp->shutdown) {
+	resp->keep_alive = req->keep_alive;
+	resp->send_body = req->method != HTTP_HEAD;
+	resp->status = 200;
+	if (req->method == HTTP_OTHER) {
+		resp->status = 405;
+	} else if (equals(req->path, req->path_len, "/")) {
 		resp->body = HTTP_HELLO_BODY;
 		resp->body_len = HTTP_HELLO_LEN;
-	} else if (resp->shutdown) {
+	} else if (req->path_len > bytes_len && memcmp(req->path, HTTP_BYTES_PATH, bytes_len) == 0 &&
+		   bytes_size(req->path + bytes_len, req->path_len - bytes_len, &size)) {
+		resp->body = NULL; /* http_pattern() */
+		resp->body_len = size;
+	} else if (allow_shutdown && equals(req->path, req->path_len, HTTP_SHUTDOWN_PATH)) {
 		resp->body = "shutting down\n";
 		resp->body_len = strlen(resp->body);
+		resp->shutdown = true;
+		resp->keep_alive = false;
 	} else {
-		switch (resp->status) {
-		case 400: resp->body = "bad request\n"; break;
-		case 404: resp->body = "not found\n"; break;
-		case 405: resp->body = "method not allowed\n"; break;
-		case 413: resp->body = "request body too large\n"; break;
-		case 431: resp->body = "request header too large\n"; break;
-		default: resp->body = "error\n"; break;
-		}
+		resp->status = 404;
+	}
+	if (resp->status != 200) {
+		resp->body = error_body(resp->status);
 		resp->body_len = strlen(resp->body);
 	}
 }
@@ -293,8 +384,11 @@ const char *http_reason(int status)
 	case 400: return "Bad Request";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
 	case 413: return "Content Too Large";
+	case 417: return "Expectation Failed";
 	case 431: return "Request Header Fields Too Large";
+	case 501: return "Not Implemented";
 	default: return "Error";
 	}
 }
@@ -308,7 +402,7 @@ static size_t put(char *out, size_t at, const char *s)
 	return at + n;
 }
 
-static size_t put_uint(char *out, size_t at, size_t v)
+static size_t put_uint(char *out, size_t at, uint64_t v)
 {
 	char digits[24];
 	size_t n = 0;
@@ -329,18 +423,67 @@ size_t http_head(const struct http_response *resp, int minor, char *out)
 
 	/* No Date header: the unikernel may have no wall clock (RFC 9110 6.6.1). */
 	at = put(out, at, "HTTP/1.1 ");
-	at = put_uint(out, at, (size_t)status);
+	at = put_uint(out, at, (uint64_t)status);
 	at = put(out, at, " ");
 	at = put(out, at, http_reason(status));
 	at = put(out, at, "\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: ");
 	at = put_uint(out, at, resp->body_len);
 	at = put(out, at, "\r\n");
 	if (status == 405)
-		at = put(out, at, "Allow: GET, HEAD\r\n");
+		at = put(out, at, "Allow: GET, HEAD, POST\r\n");
 	if (!resp->keep_alive)
 		at = put(out, at, "Connection: close\r\n");
 	else if (minor == 0)
 		at = put(out, at, "Connection: keep-alive\r\n");
 	at = put(out, at, "\r\n");
 	return at;
+}
+
+/* ---- the /bytes pattern ------------------------------------------------------ */
+
+/* The 16 bytes of line `line`: its offset (line * 16) in 15 hex digits, '\n'. */
+static void pattern_line(uint64_t line, char text[16])
+{
+	static const char hex[] = "0123456789abcdef";
+	uint64_t offset = line * 16;
+	int i;
+
+	for (i = 14; i >= 0; i--) {
+		text[i] = hex[offset & 15];
+		offset >>= 4;
+	}
+	text[15] = '\n';
+}
+
+/* The next line's text from this one's: the offset grows by 0x10, so the
+ * count starts at the second digit from the right (the last is always 0). */
+static void pattern_next(char text[16])
+{
+	int i;
+
+	for (i = 13; i >= 0; i--) {
+		if (text[i] == 'f') {
+			text[i] = '0'; /* and carry */
+		} else {
+			text[i] = text[i] == '9' ? 'a' : (char)(text[i] + 1);
+			return;
+		}
+	}
+}
+
+void http_pattern(uint64_t offset, char *out, size_t len)
+{
+	size_t skip = (size_t)(offset % 16);
+	char text[16];
+
+	pattern_line(offset / 16, text);
+	while (len) {
+		size_t n = 16 - skip < len ? 16 - skip : len;
+
+		memcpy(out, text + skip, n);
+		out += n;
+		len -= n;
+		skip = 0;
+		pattern_next(text);
+	}
 }

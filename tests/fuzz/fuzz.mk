@@ -37,7 +37,7 @@ $(FUZZ_PKG_STAMP): | $(PKG_STAMP)
 	mk/deps.sh fuzz
 	@touch $@
 
-FUZZ_SRCS_http      := apps/httpd/http.c
+FUZZ_SRCS_http      := apps/httpd/http.c apps/httpd/body.c
 FUZZ_SRCS_cmdline   := kernel/cmdline.c
 FUZZ_SRCS_image     := loader/image.c
 FUZZ_SRCS_virtqueue := drivers/virtio/virtqueue.c

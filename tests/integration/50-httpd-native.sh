@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 50-httpd-native: the static httpd on 127.0.0.1, checked byte for byte:
-# curl (GET, HEAD, 404, 405), raw exchanges (split, pipelined, HTTP/1.0
+# curl (GET, HEAD, 404, 405, POST), raw exchanges (split, pipelined, HTTP/1.0
 # keep-alive, malformed, over-long), ab with and without keep-alive, and both
 # ways to stop it (shutdown request, SIGTERM), each ending with status 0.
 set -uo pipefail
@@ -36,8 +36,12 @@ expect_file "$tmp/got" "$tmp/want"
 curl -s -i "$url/missing" >"$tmp/got"
 printf 'HTTP/1.1 404 Not Found\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nnot found\n' >"$tmp/want"
 expect_file "$tmp/got" "$tmp/want"
-curl -s -i -X POST -d x "$url/" >"$tmp/got"
-printf 'HTTP/1.1 405 Method Not Allowed\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 19\r\nAllow: GET, HEAD\r\n\r\nmethod not allowed\n' >"$tmp/want"
+curl -s -i -X DELETE "$url/" >"$tmp/got"
+printf 'HTTP/1.1 405 Method Not Allowed\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 19\r\nAllow: GET, HEAD, POST\r\n\r\nmethod not allowed\n' >"$tmp/want"
+expect_file "$tmp/got" "$tmp/want"
+echo "== curl POST: the body is read and discarded, then as GET"
+curl -s -i -d x "$url/" >"$tmp/got"
+printf "$HEAD200\r\n$BODY" >"$tmp/want"
 expect_file "$tmp/got" "$tmp/want"
 
 echo "== a request split across writes"

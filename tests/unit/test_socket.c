@@ -301,6 +301,43 @@ static void test_peer_reset(void **state)
 	assert_int_equal(err, 0); /* reported once */
 }
 
+/* 5b'. SO_LINGER on with a zero timeout: close() resets at once and frees
+ * the socket, whatever is queued; also when the peer's window is shut and
+ * zero-window probes have gone out (lwIP would reset one past what such a
+ * peer accepts, and the peer would keep the connection). Only the zero
+ * timeout is offered. */
+static void test_linger_zero_resets(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7009, &c, &s);
+	uint16_t port = local_port_of(s);
+	struct linger lg = { 1, 5 };
+	socklen_t len = sizeof lg;
+	assert_int_equal(setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof lg), -1);
+	assert_int_equal(errno, EINVAL);
+	lg.l_linger = 0;
+	assert_int_equal(setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof lg), 0);
+	memset(&lg, 0, sizeof lg);
+	assert_int_equal(getsockopt(s, SOL_SOCKET, SO_LINGER, &lg, &len), 0);
+	assert_int_equal(lg.l_onoff, 1);
+	assert_int_equal(lg.l_linger, 0);
+	/* The client reads nothing: its window shuts, our side probes it. */
+	set_nonblock(s);
+	size_t sent = 0;
+	write_until_full(s, &sent);
+	settle_ms(8000);
+	uint64_t open_before = probe_sockets_open(), resets = CNT.resets;
+	seglog_clear();
+	assert_int_equal(close(s), 0);
+	assert_int_equal(probe_sockets_open(), open_before - 1); /* freed now */
+	pump();
+	assert_int_equal(seglog_flags_from(port, SEG_RST), 1);
+	assert_int_equal(seglog_flags_from(port, SEG_FIN), 0);
+	assert_true(CNT.resets - resets >= 1); /* the client took it */
+	assert_null(probe_pcb(c));
+}
+
 /* 5c. close() with output still buffered (the peer's window is shut):
  * everything is delivered, then the FIN, and the socket is freed. */
 static void test_close_delivers_buffered(void **state)
@@ -525,6 +562,7 @@ int main(void)
 		T(test_peer_close_eof),
 		T(test_peer_reset),
 		T(test_close_delivers_buffered),
+		T(test_linger_zero_resets),
 		T(test_poll_listener),
 		T(test_poll_connection),
 		T(test_egress_relisted_by_ack),

@@ -3,7 +3,7 @@
 
 # httpd's request parser and response builder (issue 4)
 UNIT_TESTS += http
-UNIT_SRCS_http := apps/httpd/http.c
+UNIT_SRCS_http := apps/httpd/http.c apps/httpd/body.c
 
 UNIT_TESTS += cmdline
 UNIT_SRCS_cmdline := kernel/cmdline.c

@@ -51,12 +51,13 @@ size_t probe_tx_len(int fd)
 	return s ? s->tx_len : 0;
 }
 
-/* What egress_one() stops at: lwIP's send buffer or its segment queue full.
+/* What egress_one() stops at: lwIP's send buffer full, or holding the peer's
+ * window and two segments more (sock_egress_room), or its segment queue full.
  * Only then may a socket with bytes to send be off the list, because on_sent
  * lists it again when the peer acknowledges. */
 static bool blocked_on_window(struct sock *s)
 {
-	return tcp_sndbuf(s->pcb) == 0 || tcp_sndqueuelen(s->pcb) >= TCP_SND_QUEUELEN - 1;
+	return sock_egress_room(s->pcb) == 0 || tcp_sndqueuelen(s->pcb) >= TCP_SND_QUEUELEN - 1;
 }
 
 int probe_egress_strays(void)

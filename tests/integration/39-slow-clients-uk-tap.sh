@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# 39-slow-clients-uk-tap: slowhttptest against the unikernel's httpd on tap
+# (issue 15), a fresh boot for each attack, with a normal client fetching /
+# once a second all along (tests/integration/lib-slow.sh has the details):
+#   slowloris-1000  1,000 slowloris connections, below the connection limit:
+#                   every fetch answered within 1 s; every head answered 408
+#                   at the head deadline, nothing evicted;
+#   slowloris-1500  1,500, past the limit (1,024) and the pcb pool (1,152):
+#                   9 of 10 fetches answered within 2 s; heads evicted for
+#                   newcomers, the rest closed at the deadline;
+#   slowread-500    500 readers of a 1 MiB answer through a window of a few
+#                   hundred bytes: every fetch within 1 s; each answer ended
+#                   when it stopped moving.
+# After each attack, once the guest is idle, its pools are back where they
+# were before it (every pcb, segment, pbuf, socket and descriptor freed), and
+# load is clean; at the shutdown, httpd's counters show the deadline closes
+# and evictions. Each run prints a "figures:" line (the README quotes them).
+set -uo pipefail
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib-slow.sh"
+IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
+[ -f "$IMAGE" ] || fail "no $IMAGE"
+netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
+for t in slowhttptest ab curl python3; do
+	command -v $t >/dev/null || skip "$t missing (mk/deps.sh packages installs it)"
+done
+NS=uks-$$
+tmp=$(mktemp -d)
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
+netns_create "$NS" || skip "cannot create a network namespace here"
+NET_EXEC=(ip netns exec "$NS")
+url=http://$NETNS_GUEST_IP
+
+# Ctrl-T on the console: the guest prints its counters, ending with the
+# "kernel: time us" line. Sets POOLS to the pools line and UPTIME (ms).
+snapshot() {
+	local off i dump
+	off=$(stat -c %s "$tmp/console")
+	printf '\x14' >&3
+	for i in $(seq 1 100); do
+		dump=$(tail -c +$((off + 1)) "$tmp/console" | tr -d '\r')
+		if grep -q '^kernel: time us' <<<"$dump"; then
+			POOLS=$(grep '^pools:' <<<"$dump" | tail -n 1)
+			UPTIME=$(sed -n 's/^kernel: uptime \([0-9]*\) ms.*/\1/p' <<<"$dump" | tail -n 1)
+			return 0
+		fi
+		sleep 0.1
+	done
+	fail "no counters from the guest after Ctrl-T"
+}
+
+# What must come back after an attack: pcbs, segments, pbufs, sockets,
+# descriptors, malloc'd bytes.
+held() {
+	sed 's/^pools://; s/;/ /g' <<<"$1" | awk '{ for (i = 1; i < NF; i += 2)
+		if ($i ~ /^(TCP_PCB|TCP_SEG|PBUF_POOL|PBUF_REF\/ROM|tcp-sockets|fds|malloc-bytes)$/)
+			printf "%s %s ", $i, $(i + 1) }'
+}
+
+for mode in ${SLOW_ONLY:-$SLOW_MODES}; do # SLOW_ONLY=MODE: one of them
+	slow_mode "$mode"
+	echo "== $mode"
+	rm -f "$tmp/stdin" && mkfifo "$tmp/stdin"
+	"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 200 \
+		--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 80 -s" \
+		"$LOADER" "$IMAGE" <"$tmp/stdin" >"$tmp/console" 2>&1 &
+	pid=$!
+	exec 3>"$tmp/stdin"
+	wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
+	ab_load "$url/" 200 8 -k || fail "warm-up load failed"
+	sleep 1
+	snapshot
+	before=$(held "$POOLS") t0=$UPTIME wall0=$SECONDS
+
+	if ! slow_attack "$NETNS_GUEST_IP" 80; then
+		snapshot
+		echo "guest: $POOLS"
+		fail "$mode: $SLOW_FAILED"
+	fi
+
+	# TIME_WAIT and the last closes run out on the guest's clock.
+	for i in $(seq 1 30); do
+		snapshot
+		[ "$(held "$POOLS")" = "$before" ] && break
+		sleep 1
+	done
+	echo "guest clock: $((UPTIME - t0)) ms in $((SECONDS - wall0)) s of wall time"
+	[ "$(held "$POOLS")" = "$before" ] ||
+		fail "$mode: not everything came back: before: $before; after: $(held "$POOLS")"
+	echo "pools back: $before"
+	ab_load "$url/" 1000 16 || fail "$mode: load after the attack failed"
+
+	"${NET_EXEC[@]}" curl -s -m 5 "$url/__shutdown" >/dev/null
+	wait "$pid"
+	rc=$?
+	pid=""
+	exec 3>&-
+	[ $rc = 0 ] || { tail -n 30 "$tmp/console"; fail "$mode: exit status $rc"; }
+	line=$(tr -d '\r' <"$tmp/console" | grep '^httpd: accepted' | tail -n 1)
+	echo "$line"
+	tr -d '\r' <"$tmp/console" | grep -Eq '^sockets: open 0,' || fail "$mode: sockets left open at exit"
+	slow_check "$mode" "$line"
+	slow_figures uk "$mode" "$line"
+done
+echo "all good"
