@@ -90,8 +90,13 @@ void mem_get_stats(struct mem_stats *st)
 	st->heap_high_water = phys.heap_max;
 	st->heap_limit = st->heap_bytes + physmem_heap_room(&phys);
 	st->pages_allocated = pages_allocated;
+	uint64_t jumped = phys.jumped;
 	irq_restore(flags);
-	st->malloc_bytes = malloc_in_use();
+	/* When the break jumps to another range, newlib's malloc takes the gap
+	 * for someone else's memory ("foreign sbrk") and counts it in use: the
+	 * bytes malloc really handed out are the rest. */
+	uint64_t in_use = malloc_in_use();
+	st->malloc_bytes = in_use > jumped ? in_use - jumped : 0;
 }
 
 int mem_is_mapped_ram(uint64_t addr, uint64_t len)
@@ -304,5 +309,5 @@ void mem_print_layout(void)
 	kprintf("kernel: RAM %lu MiB in %d ranges up to 0x%lx; free %lu MiB in %d ranges: "
 		"heap up from 0x%lx, pages down from 0x%lx\n",
 		ram_total >> 20, nram, nram ? ram[nram - 1].end : 0, memmap_total(r, n) >> 20, n,
-		r[0].start, r[n - 1].end);
+		r[phys.heap_range].start, r[n - 1].end);
 }

@@ -22,14 +22,32 @@
 
 #define PAGE 4096ULL
 
+static void spare_add(struct physmem *m, uint64_t start, uint64_t end);
+
+/* The heap starts in the first range that holds at least a quarter of the
+ * free RAM, so that it seldom jumps: newlib's malloc takes a break that
+ * jumps, but counts the gap as memory in use (physmem.jumped corrects that)
+ * and fences off the old top with a few bytes that stay in use, so its
+ * in-use count would move with the heap's size, not with what was handed
+ * out (the piece below the image, 2.9 MB here, made httpd's heap jump at
+ * its first growth). The ranges below are spare pieces for pages. */
 void physmem_init(struct physmem *m, const struct phys_range *free, int n)
 {
 	*m = (struct physmem){ 0 };
-	for (int i = 0; i < n && i < PHYSMEM_MAX_RANGES; i++)
+	uint64_t total = 0;
+	for (int i = 0; i < n && i < PHYSMEM_MAX_RANGES; i++) {
 		m->range[m->nrange++] = free[i];
-	m->brk = m->range[0].start;
+		total += free[i].end - free[i].start;
+	}
+	int first = 0;
+	while (first < m->nrange - 1 && m->range[first].end - m->range[first].start < total / 4)
+		first++;
 	m->pages_range = m->nrange - 1;
 	m->pages_floor = m->range[m->nrange - 1].end;
+	for (int k = 0; k < first; k++)
+		spare_add(m, m->range[k].start, m->range[k].end);
+	m->heap_range = first;
+	m->brk = m->range[first].start;
 }
 
 /* The highest address of range k the break may reach, and the lowest pages
@@ -102,6 +120,7 @@ uint64_t physmem_break(struct physmem *m, int64_t incr)
 		for (int j = m->heap_range; j < k; j++)
 			spare_add(m, j == m->heap_range ? m->brk : m->range[j].start, heap_ceiling(m, j));
 		m->heap_below += m->brk - start;
+		m->jumped += m->range[k].start - m->brk;
 		m->heap_range = k;
 		old = m->brk = m->range[k].start;
 	}

@@ -19,6 +19,7 @@ struct physmem {
 	uint64_t brk;          /* the heap's break, in range[heap_range] */
 	uint64_t heap_below;   /* heap bytes in the ranges below heap_range */
 	uint64_t heap_max;     /* the most heap bytes so far */
+	uint64_t jumped;       /* bytes the break jumped over (newlib's malloc counts them as in use) */
 	int pages_range;       /* range[] index pages are taken from */
 	uint64_t pages_floor;  /* the lowest page taken there */
 	struct phys_range spare[2 * PHYSMEM_MAX_RANGES]; /* what either end passed over */
@@ -27,8 +28,9 @@ struct physmem {
 };
 
 /* Start with the free ranges `free` (sorted, page aligned, 1 to
- * PHYSMEM_MAX_RANGES of them): the break at the start of the first, pages
- * from the end of the last. */
+ * PHYSMEM_MAX_RANGES of them): the break at the start of the first range
+ * with a quarter of the free RAM (those below it spare pieces for pages),
+ * pages from the end of the last. */
 void physmem_init(struct physmem *m, const struct phys_range *free, int n);
 /* `bytes` (a multiple of the page size, not 0) of contiguous pages: their
  * address, or 0 when no piece has room. */

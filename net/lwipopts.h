@@ -34,17 +34,17 @@
  * TCP data, SYN-ACKs, ARP/ICMP replies). A separate, fixed arena means a flood
  * of connections or a peer that never reads can exhaust only the network's
  * memory, never the application's heap, and exhaustion shows up as counted
- * mem.err in the stats printed at exit. Sized so that EVERY pcb can hold a
- * full send buffer at once (MEMP_NUM_TCP_PCB * (TCP_SND_BUF + per-segment
- * headers) ~ 1152 * 26 KiB = 29 MiB): a client that stops reading, or opens
- * its window a few bytes at a time, holds its own share and never another
- * connection's. With 4 MiB, 101 slow readers of a 1 MiB answer took 2.7 MB
- * of it and every segment (below), and the server could no longer send a
- * SYN-ACK or a response to anyone else until they were ended (measured,
- * slowhttptest -X). It costs BSS (zeroed by the loader: ~25 ms of boot
- * under TCG, measured) and touches pages only as it is used. */
+ * mem.err in the stats printed at exit. The socket layer hands lwIP no more
+ * of a connection's bytes than the peer's window and two segments
+ * (sock_egress_room), so a slow reader holds little of it: 500 of them held
+ * 0.7 MB (measured, slowhttptest -X). 8 MiB is then room for ~300
+ * connections with a whole window in flight at once, and the image still
+ * fits a 16 MiB machine (test 09); with 4 MiB and no cap, 101 slow readers
+ * of a 1 MiB answer took 2.7 MB of it and every segment, and the server
+ * could no longer send a SYN-ACK to anyone else (measured). It costs BSS,
+ * zeroed by the loader, and touches pages only as it is used. */
 #define MEM_LIBC_MALLOC 0
-#define MEM_SIZE (32 * 1024 * 1024)
+#define MEM_SIZE (8 * 1024 * 1024)
 
 /* Receive pbufs: the driver's frames are copied into these. 1024 full-size
  * buffers (1.6 MiB) cover the receive windows of the connections that are

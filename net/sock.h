@@ -47,6 +47,7 @@ enum sock_state {
 	SS_CONNECTED,  /* data may flow */
 	SS_CLOSED,     /* lwIP freed the pcb (reset, abort, both sides closed) */
 	SS_SLOT,       /* a listener's backlog socket, waiting for a connection */
+	SS_SLOT_READY, /* a backlog socket a connection landed on, for accept() */
 };
 
 struct sock {
@@ -60,13 +61,15 @@ struct sock {
 	bool reuseaddr, keepalive, nodelay;
 	bool reset_on_close;     /* SO_LINGER on with a zero timeout: close() resets */
 
-	/* Listener: one socket object per backlog slot, as a socket set with a
-	 * listen backlog has them. Slots [pending_head, pending_head +
-	 * pending_count) (mod backlog) hold connections lwIP accepted that
-	 * accept() has not taken, oldest first; the others hold SS_SLOT sockets
-	 * waiting for one (or NULL where memory ran out; refilled on use). */
-	struct sock **pending;   /* backlog slots */
-	int backlog;             /* their number */
+	/* Listener: the connections lwIP accepted that accept() has not taken,
+	 * a ring, oldest at pending_head; and one socket object per backlog
+	 * slot, as a socket set with a listen backlog has them: slot i is
+	 * SS_SLOT_READY while pending[i] holds a connection, SS_SLOT when it
+	 * waits for one. The naive scans (egress pass, listener walk) read the
+	 * slot objects; the design reads the flag. */
+	struct sock **pending;   /* ring of backlog entries; NULL = empty */
+	struct sock **slots;     /* the backlog's socket objects, one per entry */
+	int backlog;             /* entries in each */
 	int pending_head;        /* oldest waiting connection */
 	int pending_count;       /* connections waiting */
 	bool accept_ready;       /* raised by on_accept, lowered when none waits */

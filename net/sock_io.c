@@ -192,7 +192,9 @@ static int sock_close(void *obj)
 	struct sock *s = obj;
 	if (s->state == SS_LISTENING) {
 		/* Connections nobody accepted are reset, as Linux does; the
-		 * backlog's waiting slot sockets go with the listener. */
+		 * backlog's slot sockets go with the listener. */
+		for (int i = 0; i < s->backlog; i++)
+			sock_free(s->slots[i]);
 		for (int i = 0; i < s->backlog; i++) {
 			struct sock *c = s->pending[i];
 			if (!c)

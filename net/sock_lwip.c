@@ -41,6 +41,7 @@ void sock_free(struct sock *s)
 		pbuf_free(s->rx);
 	free(s->tx);
 	free(s->pending);
+	free(s->slots);
 	free(s);
 	CNT.sockets_open--;
 }
@@ -172,8 +173,7 @@ void sock_setup_conn_pcb(struct sock *s, struct tcp_pcb *pcb)
 		ip_set_option(pcb, SOF_KEEPALIVE);
 }
 
-/* A connection lands on the next free backlog slot's socket, which becomes
- * it; accept() hands that socket out and puts a fresh one in the slot. */
+/* A connection takes the next backlog entry; its slot's socket says so. */
 err_t sock_on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 {
 	struct sock *l = arg;
@@ -183,16 +183,18 @@ err_t sock_on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 		CNT.backlog_overflows++;
 		return ERR_MEM; /* lwIP aborts the connection: the client sees a reset */
 	}
-	int slot = (l->pending_head + l->pending_count) % l->backlog;
-	struct sock *s = l->pending[slot];
-	if (!s && !(s = l->pending[slot] = sock_new_slot())) {
+	struct sock *s = sock_new(SOCK_STREAM);
+	if (!s) {
 		CNT.accept_no_memory++;
 		return ERR_MEM;
 	}
-	KASSERT(s->state == SS_SLOT);
 	s->state = SS_CONNECTED;
 	s->nodelay = l->nodelay; /* inherited, as on Linux */
 	sock_setup_conn_pcb(s, newpcb);
+	int entry = (l->pending_head + l->pending_count) % l->backlog;
+	KASSERT(!l->pending[entry] && l->slots[entry]->state == SS_SLOT);
+	l->pending[entry] = s;
+	l->slots[entry]->state = SS_SLOT_READY;
 	l->pending_count++;
 	l->accept_ready = true;
 	CNT.accepted++;

@@ -20,12 +20,10 @@
 static bool backlog_walk(struct sock *l)
 {
 	for (int i = 0; i < l->backlog; i++) {
-		struct sock *slot = l->pending[i];
+		struct sock *slot = l->slots[i];
 		CNT.listener_slots_walked++;
-		if (!slot)
-			continue;
 		sock_touched(slot);
-		if (slot->state != SS_SLOT)
+		if (slot->state == SS_SLOT_READY)
 			return true;
 	}
 	return false;

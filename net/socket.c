@@ -123,17 +123,19 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	return 0;
 }
 
-/* Free a backlog's first n slot sockets (none holds a connection yet), then
- * the backlog. */
-static void free_slots(struct sock **slots, int n)
+/* Undo a listen() that failed: its first n slot sockets (none holds a
+ * connection yet) and the backlog's arrays. */
+static void free_backlog(struct sock *s, int n)
 {
 	for (int i = 0; i < n; i++)
-		sock_free(slots[i]);
-	free(slots);
+		sock_free(s->slots[i]);
+	free(s->slots);
+	free(s->pending);
+	s->slots = s->pending = NULL;
 }
 
-/* Every backlog slot gets its socket object now, as a socket set with a listen
- * backlog has them: connections land on them (sock_on_accept). */
+/* Every backlog entry gets its socket object now, as a socket set with a
+ * listen backlog has them (sock.h: the naive scans read them). */
 int listen(int fd, int backlog)
 {
 	GET_SOCK(fd);
@@ -149,12 +151,14 @@ int listen(int fd, int backlog)
 			    sizeof(struct sockaddr_in)) < 0)
 		return -1;
 	s->pending = calloc((size_t)backlog, sizeof *s->pending);
-	if (!s->pending)
+	s->slots = calloc((size_t)backlog, sizeof *s->slots);
+	if (!s->pending || !s->slots) {
+		free_backlog(s, 0);
 		return fail(ENOMEM);
+	}
 	for (int i = 0; i < backlog; i++) {
-		if (!(s->pending[i] = sock_new_slot())) {
-			free_slots(s->pending, i);
-			s->pending = NULL;
+		if (!(s->slots[i] = sock_new_slot())) {
+			free_backlog(s, i);
 			return fail(ENOMEM);
 		}
 	}
@@ -165,8 +169,7 @@ int listen(int fd, int backlog)
 		/* The bound pcb is still ours. ERR_USE: with SO_REUSEADDR, bind let
 		 * a second socket have the port, but only one may listen on it. */
 		tcp_err(s->pcb, sock_on_err);
-		free_slots(s->pending, backlog);
-		s->pending = NULL;
+		free_backlog(s, backlog);
 		return fail(err == ERR_USE ? EADDRINUSE : ENOMEM);
 	}
 	s->pcb = lpcb;
@@ -217,10 +220,9 @@ int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 		block_on(accept_ready_cb, s, UINT64_MAX);
 	}
 	struct sock *c = s->pending[s->pending_head];
-	KASSERT(s->pending_count > 0 && c && c->state != SS_SLOT);
-	/* The slot gets a fresh socket; if memory is short now, sock_on_accept
-	 * tries again when a connection needs it. */
-	s->pending[s->pending_head] = sock_new_slot();
+	KASSERT(s->pending_count > 0 && c && s->slots[s->pending_head]->state == SS_SLOT_READY);
+	s->pending[s->pending_head] = NULL;
+	s->slots[s->pending_head]->state = SS_SLOT; /* waiting for the next */
 	s->pending_head = (s->pending_head + 1) % s->backlog;
 	s->pending_count--;
 	s->accept_ready = s->pending_count > 0; /* stays up while connections wait */
