@@ -15,7 +15,7 @@ LWIP_SRCS := $(LWIP_CORE_SRCS:%=src/core/%.c) $(LWIP_IPV4_SRCS:%=src/core/ipv4/%
 LWIP_BUILD ?= $(BUILD)/net/lwip
 LWIP_OBJS := $(LWIP_SRCS:%=$(LWIP_BUILD)/%.o)
 
-NET_SRCS := net/net.c net/netif.c net/sys_arch.c net/stats.c net/tcp_hooks.c net/socket.c net/udp.c net/inet.c
+NET_SRCS := net/net.c net/netif.c net/netif_gso.c net/sys_arch.c net/stats.c net/tcp_hooks.c net/socket.c net/udp.c net/inet.c
 NET_OBJS := $(NET_SRCS:%=$(BUILD)/%.o)
 NET_LIB  := $(BUILD)/net/libnet.a
 

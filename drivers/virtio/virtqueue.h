@@ -137,5 +137,8 @@ void vq_disable_cb(struct virtqueue *vq);
 bool vq_enable_cb(struct virtqueue *vq);
 
 uint16_t vq_num_free(const struct virtqueue *vq);
+/* The head descriptor the next vq_add() will use (the chain's name while it
+ * is in flight: callers keep per-chain data in a slot of that index). */
+static inline uint16_t vq_next_head(const struct virtqueue *vq) { return vq->free_head; }
 
 #endif
