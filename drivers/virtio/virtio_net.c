@@ -31,8 +31,9 @@
 #define MSIX_TX     2
 /* A frame's interrupt wakes a parked CPU within microseconds: a wait with the
  * receive interrupt on that lasted this long and ends with frames waiting
- * and no interrupt was not woken by them (rx lost interrupts). Shorter ones
- * could be an interrupt still on its way. */
+ * and no interrupt was not woken by them (rx lost interrupts), but for a
+ * frame that came just as the wait ended at its deadline. Shorter ones could
+ * be an interrupt still on its way. */
 #define LOST_IRQ_NS 1000000
 
 struct vnet_dev vnet_dev;
@@ -262,6 +263,7 @@ static int queue_setup(struct queue_state *q, uint16_t index, uint16_t msix)
 	}
 	bool event_idx = nic.vp.features & bit(VIRTIO_F_RING_EVENT_IDX);
 	vq_init(&q->vq, index, size, event_idx, ring, q->cookie, q->chain_len, q->chain_in);
+	q->vq.waits_when_done = index == TXQ; /* see virtqueue.c, "lost notifications" */
 	return virtio_pci_queue_enable(&nic.vp, &q->vq, msix);
 }
 
