@@ -152,7 +152,7 @@ int net_frame_pieces(const struct pbuf *frame, u16_t skip, struct vnet_seg *seg,
 int net_netif_queue(struct pbuf *frame)
 {
 	struct pbuf *send = frame;
-	if (pbuf_clen(frame) > VNET_MAX_SEGS) {
+	if (pbuf_clen(frame) > vnet_tx_max_segs()) {
 		send = flatten(frame);
 		if (!send)
 			return -ENOMEM;
@@ -160,7 +160,7 @@ int net_netif_queue(struct pbuf *frame)
 	struct vnet_tx_offload off;
 	bool offload = csum_request(send, &off);
 	struct vnet_seg seg[VNET_MAX_SEGS];
-	int nseg = net_frame_pieces(send, 0, seg, VNET_MAX_SEGS);
+	int nseg = net_frame_pieces(send, 0, seg, vnet_tx_max_segs());
 	u16_t len = send->tot_len; /* vnet_tx may report the frame done before it returns */
 	int rc = vnet_tx(seg, nseg, send, offload ? &off : NULL);
 	if (send != frame)

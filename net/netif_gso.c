@@ -147,7 +147,7 @@ static bool joins(const struct run *r, const struct pbuf *p, const struct net_fr
 	    payload > r->mss || r->nframes == RUN_FRAMES || be32(tcp + TCP_SEQ_AT) != r->next_seq ||
 	    r->l4.hdr_len - 14 + r->payload + payload > IP_LEN_MAX)
 		return false;
-	return net_frame_pieces(p, l->hdr_len, NULL, VNET_MAX_SEGS - r->npieces) >= 0 && same_stream(r, p, l);
+	return net_frame_pieces(p, l->hdr_len, NULL, vnet_tx_max_segs() - r->npieces) >= 0 && same_stream(r, p, l);
 }
 
 /* Add TCP frame `p` (referenced) to run `r`. */
@@ -172,7 +172,7 @@ static bool start(struct pbuf *p, const struct net_frame_l4 *l)
 	const u8_t *tcp = tcp_of(p, l);
 	u16_t payload = payload_of(l, tcp);
 	if (tcp[TCP_FLAGS_AT] != TCP_ACK || payload == 0 || l->hdr_len > RUN_HDR_MAX ||
-	    net_frame_pieces(p, l->hdr_len, NULL, VNET_MAX_SEGS - 1) < 0)
+	    net_frame_pieces(p, l->hdr_len, NULL, vnet_tx_max_segs() - 1) < 0)
 		return false;
 	struct run *r = run_alloc();
 	if (!r)
@@ -211,7 +211,7 @@ static int queue_run(struct run *r)
 	seg[0] = (struct vnet_seg){ r->hdr, r->l4.hdr_len };
 	int n = 1;
 	for (int i = 0; i < r->nframes; i++)
-		n += net_frame_pieces(r->frame[i], r->l4.hdr_len, seg + n, VNET_MAX_SEGS - n);
+		n += net_frame_pieces(r->frame[i], r->l4.hdr_len, seg + n, vnet_tx_max_segs() - n);
 	KASSERT(n == r->npieces);
 	struct vnet_tx_offload off = { .csum_start = r->l4.start, .csum_offset = TCP_SUM_AT, .gso_size = r->mss,
 				       .hdr_len = r->l4.hdr_len };

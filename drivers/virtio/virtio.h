@@ -123,6 +123,9 @@ int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie, const struct vne
 /* Whether a frame of `nseg` pieces would find room now, or after reclaiming
  * what the device has finished. */
 bool vnet_tx_room(int nseg);
+/* The most pieces a frame can have here: VNET_MAX_SEGS, or fewer where the
+ * ring is small (a frame takes one descriptor more, for its header). */
+int vnet_tx_max_segs(void);
 void vnet_set_tx_done(vnet_tx_done_fn done);
 /* Report finished transmissions to the tx-done callback; returns how many. */
 int vnet_tx_reclaim(void);

@@ -90,6 +90,12 @@ bool vnet_tx_room(int nseg)
 	return vq_num_free(&nic.tx.vq) >= nseg + 1 || vq_has_used(&nic.tx.vq);
 }
 
+int vnet_tx_max_segs(void)
+{
+	int ring = nic.present ? nic.tx.vq.size - 1 : VNET_MAX_SEGS;
+	return ring < VNET_MAX_SEGS ? ring : VNET_MAX_SEGS;
+}
+
 /* Whether `off` asks only for what was negotiated, inside a frame of
  * `total` bytes. */
 static bool offload_fits(const struct vnet_tx_offload *off, size_t total)
@@ -125,7 +131,7 @@ int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie, const struct vne
 	size_t total = 0;
 	if (!nic.present)
 		return -ENODEV;
-	if (nseg < 1 || nseg > VNET_MAX_SEGS) {
+	if (nseg < 1 || nseg > vnet_tx_max_segs()) { /* more would never find room */
 		nic.st.tx_too_many_segs++;
 		return -EINVAL;
 	}
