@@ -134,8 +134,21 @@
  * (net/tcp_hooks.c, via LWIP_HOOK_TCP_INPACKET_PCB). */
 #define TCP_MSL 1000UL
 /* Compute the TCP checksum while tcp_write copies data instead of in a second
- * pass (the user network offers no checksum offload). */
+ * pass (the user network offers no checksum offload)... */
 #define LWIP_CHECKSUM_ON_COPY 1
+/* ...but not at all where the device completes TCP checksums (netif.c then
+ * clears the netif's NETIF_CHECKSUM_GEN_TCP, and lwIP never uses the sum):
+ * a plain copy. tcp_out.c and pbuf.c expand this, with netif.h and
+ * inet_chksum.h in scope; the sum is the uncomplemented one lwIP expects. */
+#define LWIP_CHKSUM_COPY(dst, src, len)                                                        \
+	(netif_default && !(netif_default->chksum_flags & NETIF_CHECKSUM_GEN_TCP)                \
+		 ? (MEMCPY(dst, src, len), (u16_t)0)                                            \
+		 : (MEMCPY(dst, src, len), (u16_t)~inet_chksum(dst, len)))
+/* Checksums generated and checked per interface and, on receive, per frame:
+ * with the checksum offloads (issue 14) the device completes TCP and UDP
+ * checksums we send, and vouches for some it delivers (netif.c). One image
+ * serves back-ends with and without them. */
+#define LWIP_CHECKSUM_CTRL_PER_NETIF 1
 
 /* ---- hooks (net/lwip_hooks.h) ---------------------------------------------- */
 #define LWIP_HOOK_FILENAME "lwip_hooks.h"

@@ -16,6 +16,7 @@
 #include "drivers/virtio/virtio.h"
 #include "net.h"
 #include "net_internal.h"
+#include "netif_gso.h"
 
 /* Frames fed to lwIP per poll: enough to drain a burst, few enough that
  * timers and the application get their turn. */
@@ -34,12 +35,16 @@ bool net_poll(void)
 		return false; /* before net_init (the DHCP wait polls too) */
 	net_counters.polls++;
 	int work = vnet_tx_reclaim();
+	/* A run of segments held for TSO (netif_gso.c) since the last poll
+	 * goes first, and so does one that what follows makes. */
+	net_gso_flush();
 	work += vnet_rx(net_netif_deliver, &net_if, NET_RX_BUDGET);
 	if (sys_timeouts_sleeptime() == 0) {
 		sys_check_timeouts();
 		net_counters.timer_runs++;
 		work++;
 	}
+	net_gso_flush();
 	if (work)
 		net_counters.polls_with_work++;
 	return work > 0;
@@ -47,7 +52,7 @@ bool net_poll(void)
 
 bool net_work_pending(void)
 {
-	return vnet_rx_pending() || vnet_service_due() || sys_timeouts_sleeptime() == 0;
+	return vnet_rx_pending() || vnet_service_due() || net_gso_due() || sys_timeouts_sleeptime() == 0;
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -75,6 +80,7 @@ void net_wait(uint64_t deadline_ns)
 	/* Clear the flag first, then turn the interrupt on and look again: a
 	 * frame that arrives after the look raises the flag, and cpu_park
 	 * returns at once. */
+	net_gso_flush(); /* nothing held while the CPU sleeps */
 	vnet_wake = false;
 	bool arrived = vnet_rx_irq_enable(true);
 	uint64_t until = min_u64(deadline_ns, min_u64(net_next_deadline_ns(), timer_next_deadline()));

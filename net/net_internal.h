@@ -36,7 +36,8 @@ extern struct net_counters net_counters;
 
 /* netif.c: the lwIP interface over the driver. */
 int8_t net_netif_init(struct netif *netif);               /* netif_add's init_fn */
-void net_netif_deliver(void *ctx, const void *frame, size_t len); /* vnet_rx callback; ctx = netif */
+struct vnet_frame;
+void net_netif_deliver(void *ctx, const struct vnet_frame *frame); /* vnet_rx callback; ctx = netif */
 void net_netif_tx_done(void *cookie);                     /* vnet tx-done callback; cookie = pbuf */
 
 /* tcp_hooks.c: after each frame's input, ends the pcb the frame's SYN was

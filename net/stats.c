@@ -1,6 +1,6 @@
 /*
  * stats.c: the network's report at exit: the layer's own counters (frames,
- * drops by reason, polls), the driver's statistics, and lwIP's protocol,
+ * drops by reason, polls, offloads), the driver's statistics, and lwIP's protocol,
  * heap and pool statistics, compactly (one line per protocol, only pools
  * that were used), and one "pools:" line of everything that must come back
  * to its idle value once the load stops (what bench/soak compares).
@@ -10,6 +10,7 @@
 #include "kernel/kernel.h"
 #include "drivers/virtio/virtio.h"
 #include "net_internal.h"
+#include "netif_gso.h"
 
 static void print_counters(void)
 {
@@ -29,6 +30,14 @@ static void print_counters(void)
 		(unsigned long long)c->tx_flattened,
 		(unsigned long long)c->tcp_timewait_recycled, (unsigned long long)c->tcp_synrcvd_evicted,
 		(unsigned long long)c->tcp_insane_offset);
+	const struct net_offload_counters *o = &net_offload_counters;
+	kprintf("net: offloads tx csum %llu (unhandled %llu), tx gso frames %llu (segments %llu, held %llu, "
+		"blocked %llu); rx csum skipped %llu, rx gso %llu\n",
+		(unsigned long long)o->tx_csum, (unsigned long long)o->tx_csum_unhandled,
+		(unsigned long long)o->tx_gso_frames,
+		(unsigned long long)o->tx_gso_segments, (unsigned long long)o->tx_gso_held,
+		(unsigned long long)o->tx_gso_blocked, (unsigned long long)o->rx_csum_skipped,
+		(unsigned long long)o->rx_gso);
 }
 
 static void print_udp(void)

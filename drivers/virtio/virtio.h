@@ -5,7 +5,9 @@
  * locks from thread context; its MSI-X handlers only raise the wake flag. The
  * stack pulls received frames with vnet_rx() and pushes frames with
  * vnet_tx(); neither blocks. Frames carry no virtio-net header here: the
- * driver adds and strips it.
+ * driver adds and strips it, and says what it meant (struct vnet_frame,
+ * struct vnet_tx_offload) for the checksum and segmentation offloads it
+ * negotiated (vnet_offloads).
  */
 #ifndef VIRTIO_H
 #define VIRTIO_H
@@ -14,28 +16,73 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One piece of an outgoing frame, in memory that stays valid (and unchanged)
+/* One piece of a frame. Outgoing: in memory that stays valid (and unchanged)
  * until the driver reports the frame done. */
 struct vnet_seg {
 	const void *base;
 	size_t len;
 };
 
-/* Called for each received frame; `frame` is valid only during the call. */
-typedef void (*vnet_deliver_fn)(void *ctx, const void *frame, size_t len);
+/* A received frame, as the device delivered it: its bytes in one piece per
+ * device buffer it spans (valid only during the deliver call), and what the
+ * device's header said of it, checked. */
+struct vnet_frame {
+	const struct vnet_seg *piece; /* the frame's bytes, in order */
+	int npieces;                  /* 1, or more with merged buffers */
+	size_t len;                   /* all pieces together */
+	bool csum_ok;                 /* an IPv4 TCP or UDP packet whose transport checksum the
+	                               * device vouches for: checked (DATA_VALID), or never
+	                               * computed because it never crossed a wire (NEEDS_CSUM) */
+	uint16_t gso_size;            /* a TCP segment the host made of several of this size
+	                               * (GUEST_TSO4); 0 for an ordinary frame */
+};
+
+/* Called for each received frame. */
+typedef void (*vnet_deliver_fn)(void *ctx, const struct vnet_frame *frame);
 /* Called once for each transmitted frame when the device no longer reads it. */
 typedef void (*vnet_tx_done_fn)(void *cookie);
+
+/* Offloads negotiated with the device (vnet_offloads). Kernel option
+ * vnet_offload=0 refuses them all, vnet_offload=csum all but TSO. */
+#define VNET_OFF_TX_CSUM 0x1 /* it completes TCP/UDP checksums we leave partial (F_CSUM) */
+#define VNET_OFF_RX_CSUM 0x2 /* received frames may say their checksum is good (F_GUEST_CSUM) */
+#define VNET_OFF_TX_TSO4 0x4 /* it cuts TCPv4 frames up to 64 KiB into segments (F_HOST_TSO4) */
+#define VNET_OFF_RX_TSO4 0x8 /* it may deliver TCPv4 segments up to 64 KiB (F_GUEST_TSO4) */
+
+/* What the device is to do with an outgoing frame besides sending it: its
+ * TCP or UDP checksum, which covers the bytes from csum_start (counted from
+ * the Ethernet header) to the end and goes at csum_start + csum_offset,
+ * where the frame holds the pseudo-header's sum; and, with gso_size, cutting
+ * a TCPv4 frame into segments of gso_size payload bytes behind copies of its
+ * first hdr_len bytes (the Ethernet, IP and TCP headers). */
+struct vnet_tx_offload {
+	uint16_t csum_start, csum_offset;
+	uint16_t gso_size; /* 0: one frame */
+	uint16_t hdr_len;  /* with gso_size */
+};
 
 struct vnet_stats {
 	uint64_t rx_frames, rx_bytes;   /* delivered to the stack */
 	uint64_t tx_frames, tx_bytes;   /* handed to the device */
 	uint64_t rx_drop_bad_used;      /* used entries with an id or length out of range */
 	uint64_t rx_drop_runt;          /* shorter than a header + Ethernet header */
-	uint64_t rx_drop_merged;        /* multi-buffer frames (not negotiated) */
+	uint64_t rx_drop_merged;        /* num_buffers 0, or more than a frame can span */
+	uint64_t rx_drop_bad_header;    /* flags, gso_type, csum_start/offset, gso_size or hdr_len
+	                                 * not negotiated or not matching the packet */
+	uint64_t rx_drop_too_long;      /* longer than a pbuf can hold (64 KiB) */
+	uint64_t rx_drop_injected;      /* dropped by fault injection (vnet_drop_rx) */
+	uint64_t rx_multi_buffer;       /* delivered frames that spanned several buffers */
+	uint64_t rx_gso;                /* delivered TCP segments the host merged (GUEST_TSO4) */
+	uint64_t rx_csum_valid;         /* delivered with DATA_VALID: lwIP's check skipped */
+	uint64_t rx_csum_partial;       /* delivered with NEEDS_CSUM: no checksum to check */
 	uint64_t tx_drop_bad_used;      /* tx used entries out of range */
 	uint64_t tx_ring_full;          /* vnet_tx refused: no descriptors */
 	uint64_t tx_too_many_segs;      /* vnet_tx refused: more pieces than fit */
 	uint64_t tx_bad_len;            /* vnet_tx refused: longer than a frame, or shorter than its header */
+	uint64_t tx_bad_offload;        /* vnet_tx refused: an offload not negotiated or out of the frame */
+	uint64_t tx_drop_injected;      /* not given to the device, by fault injection (vnet_drop_tx) */
+	uint64_t tx_csum;               /* frames whose checksum the device completes */
+	uint64_t tx_gso, tx_gso_segments; /* frames the device cuts into segments, and their segments */
 	uint64_t rx_refills, rx_kicks, tx_kicks, kicks_suppressed;
 	uint64_t rx_interrupts, tx_interrupts, config_interrupts;
 	uint64_t tx_watchdog_kicks;     /* notifies sent because the tx ring stood still: */
@@ -56,14 +103,29 @@ bool vnet_link_up(void);
 /* O(1): the device has returned at least one received buffer. */
 bool vnet_rx_pending(void);
 /* Deliver up to `budget` received frames, then refill the ring in one batch.
- * Returns the number delivered. */
+ * Returns the number delivered. Kernel option vnet_drop_rx=N (fault
+ * injection) drops one in N frames instead. */
 int vnet_rx(vnet_deliver_fn deliver, void *ctx, int budget);
 
-/* Queue one frame of `nseg` pieces (at most VNET_MAX_SEGS, total at most
- * 1514 bytes). 0, -ENOBUFS when the ring is full, -EINVAL when too long or
- * too many pieces. `cookie` goes to the tx-done callback. */
+/* VNET_OFF_* negotiated (0 before vnet_init). */
+unsigned vnet_offloads(void);
+
+/* Queue one frame of `nseg` pieces (at most VNET_MAX_SEGS; at most 1514
+ * bytes, or with off->gso_size 14 + 65535), with `off` (NULL: none; needs
+ * VNET_OFF_TX_CSUM, and TX_TSO4 for gso_size). 0, -ENOBUFS when the ring
+ * is full, -EINVAL when too long, too many pieces, or an offload not
+ * negotiated or out of the frame. `cookie` goes to the tx-done callback.
+ * Kernel option vnet_drop_tx=N (fault injection) drops one in N frames,
+ * reported done at once. */
 #define VNET_MAX_SEGS 16
-int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie);
+#define VNET_GSO_FRAME_MAX (14 + 65535)
+int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie, const struct vnet_tx_offload *off);
+/* Whether a frame of `nseg` pieces would find room now, or after reclaiming
+ * what the device has finished. */
+bool vnet_tx_room(int nseg);
+/* The most pieces a frame can have here: VNET_MAX_SEGS, or fewer where the
+ * ring is small (a frame takes one descriptor more, for its header). */
+int vnet_tx_max_segs(void);
 void vnet_set_tx_done(vnet_tx_done_fn done);
 /* Report finished transmissions to the tx-done callback; returns how many. */
 int vnet_tx_reclaim(void);

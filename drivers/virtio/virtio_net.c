@@ -1,87 +1,42 @@
 /*
- * virtio_net.c: the virtio-net device (spec section 5.1) behind virtio.h.
+ * virtio_net.c: the virtio-net device (spec section 5.1) behind virtio.h:
+ * finding and starting it, the features and offloads negotiated, its
+ * interrupts, notifications both ways (lost ones included), and the
+ * counters. The receive path is vnet_rx.c, the transmit path vnet_tx.c;
+ * vnet_internal.h holds what they share.
  *
- * Receive: every rx descriptor is one RX_BUF_SIZE buffer holding the 12-byte
- * virtio-net header and a whole frame (no offloads that make frames larger
- * are negotiated). Received buffers go back to the ring after delivery, in
- * one batch and one notify decision per vnet_rx() call.
- * Transmit: a frame is a chain of one shared all-zero header (no offloads
- * asked for) and the caller's pieces, copied nowhere; the caller learns
- * through its tx-done callback when the device is finished with them.
- * Interrupts: MSI-X, one vector per queue; their handlers only set vnet_wake.
- * Lost notifications (both ways) are handled where the rings show them: see
- * "notifications" below.
+ * Offloads (issue 14), taken when the device offers them (tap does; user
+ * networking offers none) unless kernel option vnet_offload says otherwise:
+ * CSUM (we leave TCP/UDP checksums partial), GUEST_CSUM (the device says a
+ * received checksum is good, or was never computed), HOST_TSO4 (it cuts our
+ * TCPv4 frames of up to 64 KiB into segments), GUEST_TSO4 (it may hand us
+ * such frames, in several buffers: MRG_RXBUF). Each TSO needs its checksum
+ * offload (5.1.3.1); GUEST_TSO4 needs MRG_RXBUF too, since our buffers are 2
+ * KiB. Interrupts: MSI-X, one vector per queue; their handlers only set
+ * vnet_wake.
  */
 #include <errno.h>
+#include <string.h>
 #include "kernel/kernel.h"
-#include "virtio.h"
-#include "virtio_pci.h"
-#include "virtqueue.h"
+#include "vnet_internal.h"
+
+/* The one device, by the name the code has always used. */
+#define nic vnet_dev
 
 #define VIRTIO_VENDOR        0x1af4
 #define VIRTIO_DEV_NET       0x1041 /* 0x1040 + device type 1 */
-#define VIRTIO_NET_F_MAC       5
-#define VIRTIO_NET_F_MRG_RXBUF 15
-#define VIRTIO_NET_F_STATUS    16
-#define VIRTIO_NET_S_LINK_UP   1
-
-#define RXQ 0
-#define TXQ 1
+#define VIRTIO_NET_S_LINK_UP 1
 #define MSIX_CONFIG 0
 #define MSIX_RX     1
 #define MSIX_TX     2
-#define MAX_QUEUE   256
-#define RX_BUF_SIZE 2048
-#define ETH_HLEN    14
-#define MAX_FRAME   1514
-/* A transmit ring the device has not advanced for this long, with frames
- * published, gets a notify whether or not the event index asked for one; a
- * CPU parks no longer than that while frames are outstanding. */
-#define TX_WATCHDOG_NS 2000000
 /* A frame's interrupt wakes a parked CPU within microseconds: a wait with the
  * receive interrupt on that lasted this long and ends with frames waiting
- * and no interrupt was not woken by them (rx lost interrupts). Shorter ones
- * could be an interrupt still on its way. */
+ * and no interrupt was not woken by them (rx lost interrupts), but for a
+ * frame that came just as the wait ended at its deadline. Shorter ones could
+ * be an interrupt still on its way. */
 #define LOST_IRQ_NS 1000000
 
-/* The header in front of every frame (VERSION_1: always 12 bytes). */
-struct virtio_net_hdr {
-	uint8_t flags;        /* NEEDS_CSUM / DATA_VALID: unused, no offloads */
-	uint8_t gso_type;     /* GSO_NONE */
-	uint16_t hdr_len;
-	uint16_t gso_size;
-	uint16_t csum_start;
-	uint16_t csum_offset;
-	uint16_t num_buffers; /* buffers this frame spans (MRG_RXBUF) */
-} __attribute__((packed));
-
-struct queue_state {
-	struct virtqueue vq;       /* the ring */
-	void *cookie[MAX_QUEUE];   /* per head: the caller's token */
-	uint16_t chain_len[MAX_QUEUE];
-	uint32_t chain_in[MAX_QUEUE];
-};
-
-static struct {
-	bool present;                 /* vnet_init succeeded */
-	struct virtio_pci vp;         /* transport */
-	struct queue_state rx, tx;    /* the two queues */
-	uint8_t *rx_bufs;             /* rx.vq.size buffers of RX_BUF_SIZE */
-	uint8_t mac[6];               /* station address */
-	vnet_tx_done_fn tx_done;      /* told when a frame's pieces are free */
-	uint16_t tx_seen_used;        /* device's tx used index at the last look */
-	uint64_t tx_seen_at;          /* when it was last seen to move; 0: idle */
-	bool repair;                  /* repair lost notifications (kernel option vnet_repair, default 1) */
-	unsigned drop_kicks;          /* fault injection: one in this many kicks not sent (0: none) */
-	unsigned kicks_decided;       /* kicks vq_kick_prepare asked for, for drop_kicks */
-	bool rx_armed;                /* rx interrupt on and nothing was waiting (a park may follow) */
-	uint64_t rx_irqs_at_arm;      /* rx_interrupts when it was turned on */
-	uint64_t rx_armed_at;         /* clock_ns() then */
-	uint16_t rx_skip;             /* further buffers of a dropped multi-buffer frame */
-	struct vnet_stats st;         /* counters */
-} nic;
-
-static const struct virtio_net_hdr tx_header; /* all zero, shared by every frame */
+struct vnet_dev vnet_dev;
 volatile bool vnet_wake;
 
 /* ---- interrupts ------------------------------------------------------------ */
@@ -170,7 +125,7 @@ static void config_interrupt(void *arg)
 /* Publish what was added to `vq` and notify the device if it asked; true
  * when a notify went out. Kernel option vnet_drop_kicks=N (fault injection)
  * leaves one in N of them unsent, as a lost one, for the repair to find. */
-static bool kick(struct virtqueue *vq)
+bool vnet_kick(struct virtqueue *vq)
 {
 	uint16_t notified_before = vq->notified_avail_idx;
 	bool due = vq_kick_prepare(vq);
@@ -188,79 +143,12 @@ static bool kick(struct virtqueue *vq)
 	return true;
 }
 
-/* Send the notification `vq`'s state shows is owed, if any; counts it. */
-static void repair(struct virtqueue *vq, uint64_t *repaired)
+void vnet_repair(struct virtqueue *vq, uint64_t *repaired)
 {
 	if (nic.repair && vq_kick_repair(vq)) {
 		virtio_pci_notify(vq);
 		(*repaired)++;
 	}
-}
-
-/* ---- receive ----------------------------------------------------------------- */
-
-static uint8_t *rx_buf(uintptr_t slot) { return nic.rx_bufs + slot * RX_BUF_SIZE; }
-
-/* Offer buffer `slot` to the device again (published at the next kick). */
-static void rx_post(uintptr_t slot)
-{
-	struct vq_buf b = { (uint64_t)rx_buf(slot), RX_BUF_SIZE };
-	/* The cookie is slot + 1: a NULL cookie means "not in flight". */
-	int r = vq_add(&nic.rx.vq, &b, 0, 1, (void *)(slot + 1));
-	KASSERT(r == 0);
-	(void)r;
-	nic.st.rx_refills++;
-}
-
-static void rx_kick(void)
-{
-	if (kick(&nic.rx.vq))
-		nic.st.rx_kicks++;
-}
-
-bool vnet_rx_pending(void)
-{
-	return nic.present && vq_has_used(&nic.rx.vq);
-}
-
-int vnet_rx(vnet_deliver_fn deliver, void *ctx, int budget)
-{
-	int delivered = 0, reposted = 0;
-	void *cookie;
-	uint32_t len;
-	if (!nic.present)
-		return 0;
-	/* The last refill's decision was taken long enough ago that the
-	 * device's answer to it is visible now. */
-	repair(&nic.rx.vq, &nic.st.rx_kicks_repaired);
-	bool merged = nic.vp.features & (1ULL << VIRTIO_NET_F_MRG_RXBUF);
-	while (delivered < budget && vq_get_used(&nic.rx.vq, &cookie, &len)) {
-		uintptr_t slot = (uintptr_t)cookie - 1;
-		const struct virtio_net_hdr *h = (const void *)rx_buf(slot);
-		if (nic.rx_skip) {
-			nic.rx_skip--; /* the rest of a frame dropped below, maybe in an earlier call */
-		} else if (len == VQ_BAD_LEN) {
-			/* counted by the virtqueue (bad_used) */
-		} else if (len < sizeof *h + ETH_HLEN) {
-			nic.st.rx_drop_runt++;
-		} else if (merged && h->num_buffers != 1) {
-			nic.st.rx_drop_merged++;
-			nic.rx_skip = h->num_buffers > 1 ? h->num_buffers - 1 : 0;
-		} else {
-			deliver(ctx, (const uint8_t *)h + sizeof *h, len - sizeof *h);
-			nic.st.rx_frames++;
-			nic.st.rx_bytes += len - sizeof *h;
-			delivered++;
-		}
-		rx_post(slot);
-		reposted++;
-	}
-	/* Entries the virtqueue rejected: bad ids (which never reach us) and
-	 * lengths beyond their buffers (which reach us as VQ_BAD_LEN). */
-	nic.st.rx_drop_bad_used = nic.rx.vq.bad_used;
-	if (reposted)
-		rx_kick();
-	return delivered;
 }
 
 bool vnet_rx_irq_enable(bool on)
@@ -285,65 +173,18 @@ bool vnet_rx_irq_enable(bool on)
 			arrived = vq_has_used(vq);
 		}
 		/* The CPU may park next: nothing owed may be left behind. */
-		repair(vq, &nic.st.rx_kicks_repaired);
-		repair(&nic.tx.vq, &nic.st.tx_kicks_repaired);
+		vnet_repair(vq, &nic.st.rx_kicks_repaired);
+		vnet_repair(&nic.tx.vq, &nic.st.tx_kicks_repaired);
 	}
 	nic.rx_armed = !arrived;
 	return arrived;
 }
 
-/* ---- transmit ---------------------------------------------------------------- */
-
-void vnet_set_tx_done(vnet_tx_done_fn done) { nic.tx_done = done; }
-
-/* The device has not consumed everything we published. */
-static bool tx_outstanding(void)
-{
-	struct virtqueue *vq = &nic.tx.vq;
-	return *(volatile uint16_t *)&vq->used->idx != vq->kicked_avail_idx;
-}
-
-/* With frames outstanding: when the watchdog fires, TX_WATCHDOG_NS after the
- * device was last seen to move (its clock starts at the first look that
- * sees it moved, or sees frames outstanding after none were). */
-static uint64_t tx_watch(uint64_t now)
-{
-	uint16_t used = *(volatile uint16_t *)&nic.tx.vq.used->idx;
-	if (nic.tx_seen_at == 0 || used != nic.tx_seen_used) {
-		nic.tx_seen_used = used;
-		nic.tx_seen_at = now;
-	}
-	return nic.tx_seen_at + TX_WATCHDOG_NS;
-}
-
-/* The backstop (see "notifications"): a ring that stood still for
- * TX_WATCHDOG_NS with frames outstanding is notified again; a spurious
- * notify costs the device one look. */
-static void tx_watchdog(void)
-{
-	struct virtqueue *vq = &nic.tx.vq;
-	if (!tx_outstanding()) {
-		nic.tx_seen_at = 0; /* the device has everything we published */
-		return;
-	}
-	uint64_t now = clock_ns();
-	if (now < tx_watch(now))
-		return;
-	if (vq_wish_unnotified(vq))
-		nic.st.tx_watchdog_lost++;
-	else
-		nic.st.tx_watchdog_late++;
-	vq_kick_forced(vq);
-	virtio_pci_notify(vq);
-	nic.st.tx_watchdog_kicks++;
-	nic.tx_seen_at = now;
-}
-
 uint64_t vnet_next_deadline_ns(void)
 {
-	if (!nic.present || !tx_outstanding())
+	if (!nic.present || !vnet_tx_outstanding())
 		return UINT64_MAX;
-	return tx_watch(clock_ns());
+	return vnet_tx_watch(clock_ns());
 }
 
 bool vnet_service_due(void)
@@ -352,64 +193,54 @@ bool vnet_service_due(void)
 		return false;
 	if (nic.repair && (vq_kick_owed(&nic.rx.vq) || vq_kick_owed(&nic.tx.vq)))
 		return true;
-	if (!tx_outstanding())
+	if (!vnet_tx_outstanding())
 		return false;
 	uint64_t now = clock_ns();
-	return now >= tx_watch(now);
+	return now >= vnet_tx_watch(now);
 }
 
-int vnet_tx_reclaim(void)
+/* ---- features ---------------------------------------------------------------- */
+
+static uint64_t bit(int b) { return 1ULL << b; }
+
+/* What we take of what the device offers: the offloads only as kernel option
+ * vnet_offload allows (all, csum: no TSO, 0: none) and each with what it
+ * depends on. */
+static uint64_t choose_features(uint64_t offered)
 {
-	void *cookie;
-	uint32_t len;
-	int n = 0;
-	if (!nic.present)
-		return 0;
-	repair(&nic.tx.vq, &nic.st.tx_kicks_repaired);
-	tx_watchdog();
-	while (vq_get_used(&nic.tx.vq, &cookie, &len)) {
-		/* A bad length on a transmit chain changes nothing: we never read it. */
-		if (nic.tx_done)
-			nic.tx_done(cookie);
-		n++;
+	uint64_t want = bit(VIRTIO_NET_F_MAC) | bit(VIRTIO_NET_F_STATUS) | bit(VIRTIO_NET_F_MRG_RXBUF) |
+			bit(VIRTIO_F_RING_EVENT_IDX);
+	const char *opt = kernel_option("vnet_offload");
+	if (opt && *opt && strcmp(opt, "0") && strcmp(opt, "csum") && strcmp(opt, "all")) {
+		kprintf("virtio-net: vnet_offload=%s: not 0, csum or all; taking all\n", opt);
+		opt = NULL;
 	}
-	nic.st.tx_drop_bad_used = nic.tx.vq.bad_used;
-	return n;
+	bool csum = !opt || strcmp(opt, "0") != 0, tso = !opt || !*opt || strcmp(opt, "all") == 0;
+	if (csum)
+		want |= bit(VIRTIO_NET_F_CSUM) | bit(VIRTIO_NET_F_GUEST_CSUM);
+	if (tso && (offered & bit(VIRTIO_NET_F_CSUM)))
+		want |= bit(VIRTIO_NET_F_HOST_TSO4);
+	if (tso && (offered & bit(VIRTIO_NET_F_GUEST_CSUM)) && (offered & bit(VIRTIO_NET_F_MRG_RXBUF)))
+		want |= bit(VIRTIO_NET_F_GUEST_TSO4);
+	return want;
 }
 
-int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie)
+/* The offloads the negotiated features give. */
+static unsigned offloads_of(uint64_t f)
 {
-	struct vq_buf b[VNET_MAX_SEGS + 1];
-	size_t total = 0;
-	if (!nic.present)
-		return -ENODEV;
-	if (nseg < 1 || nseg > VNET_MAX_SEGS) {
-		nic.st.tx_too_many_segs++;
-		return -EINVAL;
-	}
-	b[0] = (struct vq_buf){ (uint64_t)&tx_header, sizeof tx_header };
-	for (int i = 0; i < nseg; i++) {
-		b[i + 1] = (struct vq_buf){ (uint64_t)seg[i].base, (uint32_t)seg[i].len };
-		total += seg[i].len;
-	}
-	if (total > MAX_FRAME || total < ETH_HLEN) {
-		nic.st.tx_bad_len++;
-		return -EINVAL;
-	}
-	if (vq_num_free(&nic.tx.vq) < nseg + 1) {
-		vnet_tx_reclaim();
-		if (vq_num_free(&nic.tx.vq) < nseg + 1) {
-			nic.st.tx_ring_full++;
-			return -ENOBUFS;
-		}
-	}
-	vq_add(&nic.tx.vq, b, nseg + 1, 0, cookie);
-	nic.st.tx_frames++;
-	nic.st.tx_bytes += total;
-	if (kick(&nic.tx.vq))
-		nic.st.tx_kicks++;
-	trace_mark(TP_KICK);
-	return 0;
+	return (f & bit(VIRTIO_NET_F_CSUM) ? VNET_OFF_TX_CSUM : 0) |
+	       (f & bit(VIRTIO_NET_F_GUEST_CSUM) ? VNET_OFF_RX_CSUM : 0) |
+	       (f & bit(VIRTIO_NET_F_HOST_TSO4) ? VNET_OFF_TX_TSO4 : 0) |
+	       (f & bit(VIRTIO_NET_F_GUEST_TSO4) ? VNET_OFF_RX_TSO4 : 0);
+}
+
+unsigned vnet_offloads(void) { return nic.present ? nic.offloads : 0; }
+
+/* A kernel option's number: 0 (off) unless 1..1000000. */
+static unsigned one_in(const char *key)
+{
+	long n = kernel_option_long(key, 0);
+	return n > 0 && n <= 1000000 ? (unsigned)n : 0;
 }
 
 /* ---- set-up ------------------------------------------------------------------ */
@@ -432,8 +263,9 @@ static int queue_setup(struct queue_state *q, uint16_t index, uint16_t msix)
 		virtio_pci_fail(&nic.vp, "no memory for the rings");
 		return -1;
 	}
-	bool event_idx = nic.vp.features & (1ULL << VIRTIO_F_RING_EVENT_IDX);
+	bool event_idx = nic.vp.features & bit(VIRTIO_F_RING_EVENT_IDX);
 	vq_init(&q->vq, index, size, event_idx, ring, q->cookie, q->chain_len, q->chain_in);
+	q->vq.waits_when_done = index == TXQ; /* see virtqueue.c, "lost notifications" */
 	return virtio_pci_queue_enable(&nic.vp, &q->vq, msix);
 }
 
@@ -459,7 +291,7 @@ bool vnet_link_up(void)
 {
 	if (!nic.present)
 		return false;
-	if (!(nic.vp.features & (1ULL << VIRTIO_NET_F_STATUS)))
+	if (!(nic.vp.features & bit(VIRTIO_NET_F_STATUS)))
 		return true; /* no status field: the link is always up */
 	return *(volatile uint16_t *)(nic.vp.device_cfg + 6) & VIRTIO_NET_S_LINK_UP;
 }
@@ -476,16 +308,17 @@ int vnet_init(void)
 	if (virtio_pci_probe(&nic.vp, pci) < 0)
 		return -ENODEV;
 	nic.repair = kernel_option_long("vnet_repair", 1) != 0;
-	long drop = kernel_option_long("vnet_drop_kicks", 0);
-	nic.drop_kicks = drop > 0 && drop < 1000000 ? (unsigned)drop : 0;
+	nic.drop_kicks = one_in("vnet_drop_kicks");
+	nic.drop_rx = one_in("vnet_drop_rx");
+	nic.drop_tx = one_in("vnet_drop_tx");
 	if (pci->msix_size < 3 || pci_msix_enable(pci) < 0) {
 		virtio_pci_fail(&nic.vp, "needs MSI-X with 3 vectors");
 		return -EIO;
 	}
-	uint64_t wanted = (1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS) |
-			  (1ULL << VIRTIO_NET_F_MRG_RXBUF) | (1ULL << VIRTIO_F_RING_EVENT_IDX);
-	if (virtio_pci_negotiate(&nic.vp, wanted, 1ULL << VIRTIO_F_VERSION_1) < 0)
+	if (virtio_pci_negotiate(&nic.vp, choose_features, bit(VIRTIO_F_VERSION_1)) < 0)
 		return -EIO;
+	nic.offloads = offloads_of(nic.vp.features);
+	nic.merged = nic.vp.features & bit(VIRTIO_NET_F_MRG_RXBUF);
 	if (queue_setup(&nic.rx, RXQ, MSIX_RX) < 0 || queue_setup(&nic.tx, TXQ, MSIX_TX) < 0)
 		return -EIO;
 	if (virtio_pci_config_vector(&nic.vp, MSIX_CONFIG) < 0 ||
@@ -499,7 +332,7 @@ int vnet_init(void)
 		virtio_pci_fail(&nic.vp, "no memory for receive buffers");
 		return -ENOMEM;
 	}
-	if (nic.vp.features & (1ULL << VIRTIO_NET_F_MAC)) {
+	if (nic.vp.features & bit(VIRTIO_NET_F_MAC)) {
 		for (int i = 0; i < 6; i++)
 			nic.mac[i] = nic.vp.device_cfg[i];
 	} else {
@@ -514,10 +347,8 @@ int vnet_init(void)
 	vq_disable_cb(&nic.tx.vq);
 	vq_disable_cb(&nic.rx.vq);
 	virtio_pci_driver_ok(&nic.vp);
-	for (uintptr_t slot = 0; slot < nic.rx.vq.size; slot++)
-		rx_post(slot);
 	nic.present = true;
-	rx_kick();
+	vnet_rx_fill();
 	return 0;
 }
 
@@ -525,19 +356,27 @@ int vnet_init(void)
 
 void vnet_get_stats(struct vnet_stats *st) { *st = nic.st; }
 
+static const char *on_off(unsigned offload) { return nic.offloads & offload ? "on" : "off"; }
+
 void vnet_stats_print(void)
 {
 	const struct vnet_stats *s = &nic.st;
 	if (!nic.present)
 		return;
 	kprintf("virtio-net: rx %lu frames %lu bytes, tx %lu frames %lu bytes; drops: bad used %lu/%lu, "
-		"runt %lu, merged %lu, ring full %lu, too many segs %lu, bad length %lu; "
-		"kicks rx %lu tx %lu (suppressed %lu); "
+		"runt %lu, merged %lu, bad header %lu, too long %lu, ring full %lu, too many segs %lu, "
+		"bad length %lu, bad offload %lu, injected rx %lu tx %lu; kicks rx %lu tx %lu (suppressed %lu); "
 		"irqs rx %lu tx %lu config %lu; features 0x%lx\n",
 		s->rx_frames, s->rx_bytes, s->tx_frames, s->tx_bytes, s->rx_drop_bad_used, s->tx_drop_bad_used,
-		s->rx_drop_runt, s->rx_drop_merged, s->tx_ring_full, s->tx_too_many_segs, s->tx_bad_len, s->rx_kicks,
-		s->tx_kicks, s->kicks_suppressed, s->rx_interrupts, s->tx_interrupts, s->config_interrupts,
-		nic.vp.features);
+		s->rx_drop_runt, s->rx_drop_merged, s->rx_drop_bad_header, s->rx_drop_too_long, s->tx_ring_full,
+		s->tx_too_many_segs, s->tx_bad_len, s->tx_bad_offload, s->rx_drop_injected, s->tx_drop_injected,
+		s->rx_kicks, s->tx_kicks, s->kicks_suppressed, s->rx_interrupts, s->tx_interrupts,
+		s->config_interrupts, nic.vp.features);
+	kprintf("virtio-net: offloads tx-csum %s rx-csum %s tx-tso4 %s rx-tso4 %s; rx multi-buffer %lu, "
+		"gso %lu, csum valid %lu, csum partial %lu; tx csum %lu, gso %lu (segments %lu)\n",
+		on_off(VNET_OFF_TX_CSUM), on_off(VNET_OFF_RX_CSUM), on_off(VNET_OFF_TX_TSO4),
+		on_off(VNET_OFF_RX_TSO4), s->rx_multi_buffer, s->rx_gso, s->rx_csum_valid, s->rx_csum_partial,
+		s->tx_csum, s->tx_gso, s->tx_gso_segments);
 	kprintf("virtio-net: rx lost kicks repaired %lu; tx lost kicks repaired %lu; "
 		"tx watchdog kicks %lu (lost %lu, late %lu); rx lost interrupts %lu; kicks dropped %lu; repair %s\n",
 		s->rx_kicks_repaired, s->tx_kicks_repaired, s->tx_watchdog_kicks, s->tx_watchdog_lost,

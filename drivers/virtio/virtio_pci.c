@@ -93,7 +93,7 @@ void virtio_pci_fail(struct virtio_pci *vp, const char *why)
 	wr8(vp, COMMON_STATUS, (uint8_t)(rd8(vp, COMMON_STATUS) | VIRTIO_STATUS_FAILED));
 }
 
-int virtio_pci_negotiate(struct virtio_pci *vp, uint64_t wanted, uint64_t required)
+int virtio_pci_negotiate(struct virtio_pci *vp, uint64_t (*choose)(uint64_t offered), uint64_t required)
 {
 	wr8(vp, COMMON_STATUS, 0); /* reset; the device reads back 0 when done */
 	for (int i = 0; rd8(vp, COMMON_STATUS) != 0; i++) {
@@ -117,7 +117,8 @@ int virtio_pci_negotiate(struct virtio_pci *vp, uint64_t wanted, uint64_t requir
 		virtio_pci_fail(vp, why);
 		return -1;
 	}
-	vp->features = offered & (wanted | required);
+	vp->offered = offered;
+	vp->features = offered & (choose(offered) | required);
 	wr32(vp, COMMON_GFSELECT, 0);
 	wr32(vp, COMMON_GF, (uint32_t)vp->features);
 	wr32(vp, COMMON_GFSELECT, 1);

@@ -32,15 +32,17 @@ struct virtio_pci {
 	volatile uint8_t *isr;           /* ISR status (INTx only) */
 	volatile uint8_t *device_cfg;    /* device-specific configuration */
 	uint32_t device_cfg_len;         /* its length */
+	uint64_t offered;                /* feature bits the device offered */
 	uint64_t features;               /* negotiated feature bits */
 };
 
 /* Map the structures of a virtio PCI function. 0, or -1 with a message. */
 int virtio_pci_probe(struct virtio_pci *vp, struct pci_dev *pci);
-/* Reset, ACKNOWLEDGE, DRIVER, negotiate (offered & wanted; `required` must all
- * be offered), FEATURES_OK and its re-read. 0, or -1 after marking the device
- * FAILED with a message. */
-int virtio_pci_negotiate(struct virtio_pci *vp, uint64_t wanted, uint64_t required);
+/* Reset, ACKNOWLEDGE, DRIVER, negotiate (what choose() picks of the offered
+ * features, so one can depend on another; `required` must all be offered),
+ * FEATURES_OK and its re-read. 0, or -1 after marking the device FAILED with
+ * a message. */
+int virtio_pci_negotiate(struct virtio_pci *vp, uint64_t (*choose)(uint64_t offered), uint64_t required);
 /* Queue size the device offers for queue q (0: no such queue). */
 uint16_t virtio_pci_queue_size(struct virtio_pci *vp, uint16_t q);
 /* Tell the device about a set-up virtqueue, bound to MSI-X entry `msix`

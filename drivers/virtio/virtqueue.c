@@ -28,6 +28,11 @@
  * index; a device that went back to waiting when our publish was visible to
  * it either took the entries or was notified for them. A repair sets
  * notified_avail_idx to what is published, so the same wish is repaired once.
+ * A receive ring's device may also wait with buffers it has not used, when
+ * they are too few for its next frame (QEMU with merged buffers writes
+ * avail_event = the avail idx it saw): there the used index is not asked for
+ * (waits_when_done false), and the transmit ring keeps the test, which cuts
+ * the moments where a device still taking entries shows the same wish.
  *
  * notified_avail_idx is kept within `size` entries of kicked_avail_idx: the
  * device holds at most `size` chains, so its used index, and any entry it can
@@ -167,8 +172,8 @@ bool vq_kick_owed(const struct virtqueue *vq)
 	if (!vq_wish_unnotified(vq))
 		return false;
 	uint16_t used = read_used_idx(vq);
-	if (vq->event_idx)
-		return used == read_avail_event(vq); /* done up to the entry it waits for */
+	if (vq->event_idx) /* done up to the entry it waits for, where that is how it waits */
+		return !vq->waits_when_done || used == read_avail_event(vq);
 	/* Without an event index the device does not say which entry; it waits
 	 * with work outstanding. */
 	return used != vq->kicked_avail_idx;

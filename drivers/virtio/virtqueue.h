@@ -58,6 +58,9 @@ struct virtqueue {
 	uint16_t size;               /* entries; a power of two, at most 32768 */
 	uint16_t index;              /* queue number on the device (for the caller) */
 	bool event_idx;              /* VIRTIO_F_EVENT_IDX negotiated */
+	bool waits_when_done;        /* the device waits for a notify only once it has used
+	                              * all it saw (transmit); else (receive) also when what
+	                              * is posted is too little for its next frame */
 	struct vring_desc *desc;     /* descriptor table, size entries */
 	struct vring_avail *avail;   /* available ring */
 	struct vring_used *used;     /* used ring */
@@ -103,8 +106,8 @@ bool vq_kick_prepare(struct virtqueue *vq);
 
 /* The device's state shows a notification it is owed: it asked (avail_event
  * with EVENT_IDX, its used flags without) to be notified of an entry we have
- * published since the last notify, and has finished everything before it.
- * Loads only; safe to call at every poll. */
+ * published since the last notify, and (waits_when_done) has finished
+ * everything before it. Loads only; safe to call at every poll. */
 bool vq_kick_owed(const struct virtqueue *vq);
 /* When vq_kick_owed(), record the notify as sent (counted in kicks_repaired)
  * and return true: the caller then notifies. */
@@ -137,5 +140,8 @@ void vq_disable_cb(struct virtqueue *vq);
 bool vq_enable_cb(struct virtqueue *vq);
 
 uint16_t vq_num_free(const struct virtqueue *vq);
+/* The head descriptor the next vq_add() will use (the chain's name while it
+ * is in flight: callers keep per-chain data in a slot of that index). */
+static inline uint16_t vq_next_head(const struct virtqueue *vq) { return vq->free_head; }
 
 #endif

@@ -15,9 +15,14 @@
  * must repair), then records of
  *     ctl (1 byte) | len (2 bytes, little-endian) | bytes
  * where bytes are what the device writes into the next receive buffer (the
- * 12-byte virtio_net_hdr, then an Ethernet frame) and len is the length it
- * reports in the used ring (it may claim more than it wrote). The ctl bits:
- *     0x01  fix the frame's IPv4 header checksum and its TCP/UDP/ICMP checksum
+ * 12-byte virtio_net_hdr, then an Ethernet frame; more than a buffer holds
+ * goes on into the next ones, as a merged TCP segment does) and len is the
+ * length it reports in the used ring (it may claim more than it wrote). The
+ * device offers the offloads QEMU offers on tap, and the driver takes them:
+ * the header's flags, gso_type, hdr_len, gso_size, csum_start, csum_offset
+ * and num_buffers are the fuzzer's. The ctl bits:
+ *     0x01  fix the frame's IPv4 header checksum and its TCP/UDP/ICMP checksum,
+ *           and the header's num_buffers (the buffers the record fills)
  *     0x02  TCP sequence and acknowledgment numbers are relative to the
  *           connection the segment belongs to (its rcv_nxt and snd_nxt),
  *           so a fuzzer can stay in the window whatever our ISN was
@@ -69,7 +74,7 @@
 
 #define MAX_RECORDS 64
 #define MAX_CONNS   16
-#define RX_BUF      2048 /* the driver's receive buffers */
+#define RECORD_MAX  65535 /* a record's bytes: a merged TCP segment spans several buffers */
 #define HTTP_PORT   80
 #define ECHO_PORT   7
 #define PEER_PORT   8080 /* where the app's own connections go (on 10.0.0.1) */
@@ -570,7 +575,7 @@ static void init_once(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static uint8_t frame[RX_BUF];
+	static uint8_t frame[RECORD_MAX];
 	init_once();
 	if (size < 2)
 		return 0;
@@ -586,12 +591,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint16_t len = (uint16_t)(data[p + 1] | data[p + 2] << 8);
 		p += 3;
 		size_t n = len < size - p ? len : size - p;
-		size_t in_buf = n < RX_BUF ? n : RX_BUF;
+		size_t in_buf = n < RECORD_MAX ? n : RECORD_MAX;
 		memcpy(frame, data + p, in_buf);
 		p += n;
 		fix_frame(frame, in_buf, ctl);
 		trace("record %d: ctl %02x, %zu bytes, claims %u\n", r, ctl, in_buf, len);
-		dev_rx(frame, in_buf, len);
+		dev_rx(frame, in_buf, len, ctl & CTL_FIX_CSUM);
 		if (ctl & CTL_BATCH) {
 			act((enum action)CTL_ACTION(ctl));
 			continue;

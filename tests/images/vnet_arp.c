@@ -16,9 +16,10 @@
 static const uint8_t my_ip[4] = { 10, 0, 2, 15 }, gw_ip[4] = { 10, 0, 2, 2 };
 static int replies, tx_done_count;
 
-static void on_frame(void *ctx, const void *frame, size_t len)
+static void on_frame(void *ctx, const struct vnet_frame *fr)
 {
-	const uint8_t *f = frame;
+	const uint8_t *f = fr->piece[0].base;
+	size_t len = fr->piece[0].len; /* an ARP reply fits in one buffer */
 	(void)ctx;
 	/* Ethernet type ARP, opcode reply, sender = the gateway. */
 	if (len >= 42 && f[12] == 0x08 && f[13] == 0x06 && f[20] == 0 && f[21] == 2 &&
@@ -49,7 +50,7 @@ static void send_request(const uint8_t mac[6])
 	memcpy(body + 24, gw_ip, 4);
 	/* Two pieces: the driver chains them with its header, no copy. */
 	struct vnet_seg seg[2] = { { head, sizeof head }, { body, sizeof body } };
-	int r = vnet_tx(seg, 2, head);
+	int r = vnet_tx(seg, 2, head, NULL);
 	if (r < 0)
 		printf("vnet_tx failed: %d\n", r);
 }

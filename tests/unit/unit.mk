@@ -43,7 +43,8 @@ UNIT_SRCS_virtqueue := drivers/virtio/virtqueue.c
 # The virtio-net driver over the netrx harness's simulated device, in the
 # modes that lose notifications (issue 12); the second build turns the
 # repair off (kernel option vnet_repair=0) to show the modes do lose them.
-VNET_NOTIFY_SRCS := drivers/virtio/virtio_net.c drivers/virtio/virtqueue.c tests/fuzz/netrx/device.c kernel/trace.c
+VNET_NOTIFY_SRCS := drivers/virtio/virtio_net.c drivers/virtio/vnet_rx.c drivers/virtio/vnet_tx.c \
+                    drivers/virtio/virtqueue.c tests/fuzz/netrx/device.c kernel/trace.c
 VNET_NOTIFY_DEPS := $(wildcard drivers/virtio/*.h tests/fuzz/netrx/*.h kernel/kernel.h)
 UNIT_TESTS += vnet_notify
 UNIT_SRCS_vnet_notify := $(VNET_NOTIFY_SRCS)
@@ -51,6 +52,14 @@ UNIT_DEPS_vnet_notify := $(VNET_NOTIFY_DEPS)
 UNIT_TESTS += vnet_notify_off
 UNIT_SRCS_vnet_notify_off := $(VNET_NOTIFY_SRCS)
 UNIT_DEPS_vnet_notify_off := $(VNET_NOTIFY_DEPS) tests/unit/test_vnet_notify.c
+
+# Its offloads (issue 14) over the same device, offering them and not.
+UNIT_TESTS += vnet_offload
+UNIT_SRCS_vnet_offload := $(VNET_NOTIFY_SRCS)
+UNIT_DEPS_vnet_offload := $(VNET_NOTIFY_DEPS)
+UNIT_TESTS += vnet_offload_none
+UNIT_SRCS_vnet_offload_none := $(VNET_NOTIFY_SRCS)
+UNIT_DEPS_vnet_offload_none := $(VNET_NOTIFY_DEPS) tests/unit/test_vnet_offload.c
 
 # The socket layer ($(NET_SOCKET_SRCS); probe.c looks inside) over real lwIP on an
 # in-memory loopback interface; host stand-ins for the kernel and the driver.

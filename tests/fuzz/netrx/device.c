@@ -4,8 +4,9 @@
  *
  * The driver's PCI transport (virtio_pci.c, pci.c, MSI-X) is replaced by
  * stand-ins that hand it a device offering what QEMU's virtio-net-pci offers
- * (MAC, STATUS, MRG_RXBUF, EVENT_IDX, VERSION_1) and remember where the two
- * rings are. The harness then plays the device's side of the ring protocol:
+ * on tap (MAC, STATUS, MRG_RXBUF, EVENT_IDX, VERSION_1, and the offloads
+ * CSUM, GUEST_CSUM, HOST_TSO4, GUEST_TSO4; dev_offer changes that before the
+ * driver starts) and remember where the two rings are. The harness then plays the device's side of the ring protocol:
  * it takes the receive buffers the driver posted, writes the fuzzer's bytes
  * into them and returns them as used, and it completes the frames the driver
  * publishes for transmission. So the header checks and ring handling in
@@ -27,9 +28,17 @@
  * Completing a transmission reads every byte of the frame first: if the
  * stack freed a frame's pbufs before the device was done with them, that is
  * a use after free AddressSanitizer reports (lwIP allocates with malloc in
- * this build). Each frame is also checked: the all-zero header the driver
- * promises, a length an Ethernet frame may have, and valid IPv4, TCP, UDP and
- * ICMP checksums in what lwIP built.
+ * this build). Each frame is also checked, as the host would take it: its
+ * header asks only for negotiated offloads; a checksum left to the device is
+ * completed as it would (the field must hold the pseudo-header's sum); a
+ * frame to be segmented must be one TCPv4 packet whose headers end at
+ * hdr_len, and is cut as Linux's GSO cuts it (headers copied, sequence
+ * numbers advanced, PSH and FIN on the last segment only); then every frame
+ * that would reach the wire must have a length an Ethernet frame may have
+ * and valid IPv4, TCP, UDP and ICMP checksums.
+ *
+ * A received record longer than one buffer fills several (MRG_RXBUF), as
+ * QEMU fills them for a merged TCP segment.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +50,7 @@
 #define VNET_HDR_LEN 12
 #define ETH_HLEN     14
 #define ETH_MAX      1514
+#define VNET_GSO_MAX (14 + 65535) /* a frame the device is to segment */
 /* QEMU offers 256; 32 lets one burst of records use every buffer, so the
  * device waits for the refill's notification (and can miss it). */
 #define RX_QUEUE     32
@@ -50,11 +60,26 @@
 #define TX_QUEUE     16
 
 /* Feature bits (virtio spec 5.1.3). */
+#define F_CSUM       (1ULL << 0)
+#define F_GUEST_CSUM (1ULL << 1)
 #define F_MAC       (1ULL << 5)
+#define F_GUEST_TSO4 (1ULL << 7)
+#define F_HOST_TSO4  (1ULL << 11)
 #define F_MRG_RXBUF (1ULL << 15)
 #define F_STATUS    (1ULL << 16)
 #define F_EVENT_IDX (1ULL << VIRTIO_F_RING_EVENT_IDX)
 #define F_VERSION_1 (1ULL << VIRTIO_F_VERSION_1)
+
+/* The virtio-net header as the device reads it (virtio 5.1.6). */
+struct virtio_net_hdr {
+	uint8_t flags;        /* 1: NEEDS_CSUM */
+	uint8_t gso_type;     /* 1: TCPV4 */
+	uint16_t hdr_len;     /* headers, for GSO */
+	uint16_t gso_size;    /* payload per segment, for GSO */
+	uint16_t csum_start;  /* the checksum's coverage starts here */
+	uint16_t csum_offset; /* and it goes here, from csum_start */
+	uint16_t num_buffers; /* receive only */
+} __attribute__((packed));
 
 const uint8_t dev_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 
@@ -76,7 +101,12 @@ static struct {
 	uint16_t used_event_seen;      /* rx used_event at the last interrupt decision */
 	unsigned notifies[2];          /* notifications received per queue */
 	unsigned barriers;             /* virtio_pci_barrier calls */
-} dev = { .waiting = { true, true } };
+	uint64_t offered;              /* feature bits offered (dev_offer) */
+	uint64_t features;             /* and negotiated */
+	unsigned tx_gso_frames;        /* transmitted frames cut into segments */
+	unsigned tx_wire_frames;       /* frames that reached the "wire" */
+	void (*tap)(const uint8_t *frame, size_t len); /* shown each of them (dev_tap) */
+} dev = { .waiting = { true, true }, .offered = DEV_OFFER_TAP };
 
 /* ---- the PCI transport and kernel calls the driver makes ---------------------- */
 
@@ -115,14 +145,21 @@ int virtio_pci_probe(struct virtio_pci *vp, struct pci_dev *pci)
 	return 0;
 }
 
-int virtio_pci_negotiate(struct virtio_pci *vp, uint64_t wanted, uint64_t required)
+int virtio_pci_negotiate(struct virtio_pci *vp, uint64_t (*choose)(uint64_t offered), uint64_t required)
 {
-	uint64_t offered = F_MAC | F_MRG_RXBUF | F_STATUS | F_EVENT_IDX | F_VERSION_1;
+	uint64_t offered = F_MAC | F_MRG_RXBUF | F_STATUS | F_EVENT_IDX | F_VERSION_1 | dev.offered;
 	if ((offered & required) != required)
 		harness_fail("driver requires features the device does not offer");
-	vp->features = (wanted | required) & offered;
+	vp->offered = offered;
+	vp->features = (choose(offered) | required) & offered;
+	if (((vp->features & F_HOST_TSO4) && !(vp->features & F_CSUM)) ||
+	    ((vp->features & F_GUEST_TSO4) && !(vp->features & F_GUEST_CSUM)))
+		harness_fail("driver took a TSO without its checksum offload (virtio 5.1.3.1)");
+	dev.features = vp->features;
 	return 0;
 }
+
+void dev_offer(uint64_t offloads) { dev.offered = offloads; }
 
 uint16_t virtio_pci_queue_size(struct virtio_pci *vp, uint16_t q)
 {
@@ -207,12 +244,13 @@ static void wait_for_notify(int qi)
 	dev.waits++;
 	bool miss = (dev.mode & (qi ? DEV_MISS_TX : DEV_MISS_RX)) &&
 		    (!(dev.mode & DEV_MISS_ALTERNATE) || (dev.waits & 1));
+	uint16_t value = avail_idx(vq); /* QEMU: vring_avail_idx, past what it could not take */
 	if (!vq->event_idx)
 		vq->used->flags = 0; /* the flags: no model of a late store */
 	else if (miss)
-		dev.event_held[qi] = true, dev.event_value[qi] = dev.next_avail[qi];
+		dev.event_held[qi] = true, dev.event_value[qi] = value;
 	else
-		write_avail_event(qi, dev.next_avail[qi]);
+		write_avail_event(qi, value);
 }
 
 /* Taken off side qi's ring with its notifications off (QEMU: while it has
@@ -264,25 +302,60 @@ static int take_avail(int qi)
 	return head;
 }
 
-bool dev_rx(const uint8_t *bytes, size_t n, uint32_t claimed)
+/* The buffer descriptor at `head` of the receive ring: one device-writable
+ * descriptor, or the harness fails. */
+static struct vring_desc *rx_desc(int head)
+{
+	struct vring_desc *d = &dev.q[0]->desc[head];
+	if (!(d->flags & VRING_DESC_F_WRITE) || (d->flags & VRING_DESC_F_NEXT))
+		harness_fail("receive buffer %d is not one device-writable descriptor", head);
+	return d;
+}
+
+bool dev_rx(const uint8_t *bytes, size_t n, uint32_t claimed, bool count_buffers)
 {
 	settle(0);
 	if (dev.waiting[0])
 		return false; /* QEMU reads no frame from the tap until notified */
-	int head = take_avail(0);
-	if (head < 0) {
+	struct virtqueue *vq = dev.q[0];
+	if (!vq)
+		return false;
+	/* How many buffers it takes (the driver's are all alike), and whether
+	 * the driver posted that many: QEMU takes none until it can take all. */
+	size_t buf_len = vq->desc[vq->avail->ring[dev.next_avail[0] & (vq->size - 1)] & (vq->size - 1)].len;
+	unsigned need = 1;
+	if (n > buf_len && (dev.features & F_MRG_RXBUF) && buf_len)
+		need = (unsigned)((n + buf_len - 1) / buf_len);
+	if (dev_rx_posted() < need || need > vq->size) {
 		wait_for_notify(0);
 		return false;
 	}
 	busy(0);
-	struct vring_desc *d = &dev.q[0]->desc[head];
-	if (!(d->flags & VRING_DESC_F_WRITE) || (d->flags & VRING_DESC_F_NEXT))
-		harness_fail("receive buffer %d is not one device-writable descriptor", head);
-	uint8_t *buf = (uint8_t *)(uintptr_t)d->addr;
-	size_t take = n < d->len ? n : d->len;
-	memcpy(buf, bytes, take);
-	memset(buf + take, 0, d->len - take);
-	push_used(0, (uint32_t)head, claimed);
+	int heads[64];
+	if (need > 64)
+		harness_fail("a record of %zu bytes needs %u buffers", n, need);
+	for (unsigned k = 0; k < need; k++)
+		heads[k] = take_avail(0);
+	size_t at = 0;
+	for (unsigned k = 0; k < need; k++) {
+		struct vring_desc *d = rx_desc(heads[k]);
+		uint8_t *buf = (uint8_t *)(uintptr_t)d->addr;
+		size_t take = n - at < d->len ? n - at : d->len;
+		memcpy(buf, bytes + at, take);
+		memset(buf + take, 0, d->len - take);
+		if (k == 0 && count_buffers && take >= VNET_HDR_LEN) {
+			buf[10] = (uint8_t)need, buf[11] = (uint8_t)(need >> 8); /* num_buffers, little-endian */
+		}
+		at += take;
+		/* The length the device claims: the truth for all buffers but
+		 * the last, which carries what it claims beyond the others. */
+		uint32_t len = (uint32_t)take;
+		if (k + 1 == need)
+			len = claimed >= at - take ? (uint32_t)(claimed - (at - take)) : 0;
+		if (need == 1)
+			len = claimed;
+		push_used(0, (uint32_t)heads[k], len);
+	}
 	return true;
 }
 
@@ -327,9 +400,75 @@ static void check_tx_frame(const uint8_t *f, size_t len)
 		harness_fail("transmitted protocol %u segment with a bad checksum", ip[9]);
 }
 
+static void put16(uint8_t *p, unsigned v) { p[0] = (uint8_t)(v >> 8), p[1] = (uint8_t)v; }
+
+/* A frame on the "wire": checked, counted, shown to the tap. */
+static void wire(const uint8_t *f, size_t len)
+{
+	check_tx_frame(f, len);
+	dev.tx_wire_frames++;
+	if (dev.tap)
+		dev.tap(f, len);
+}
+
+/* Complete the checksum the driver left to us: over [start, len), with the
+ * field holding the pseudo-header's sum; UDP sends a 0 result as 0xffff. */
+static void complete_checksum(uint8_t *f, size_t len, const struct virtio_net_hdr *h)
+{
+	if ((size_t)h->csum_start + h->csum_offset + 2 > len || h->csum_start < ETH_HLEN)
+		harness_fail("csum_start %u + csum_offset %u outside a frame of %zu bytes", h->csum_start,
+			     h->csum_offset, len);
+	uint16_t c = csum_fold(csum_add(0, f + h->csum_start, len - h->csum_start));
+	if (c == 0 && h->csum_offset == 6)
+		c = 0xffff;
+	put16(f + h->csum_start + h->csum_offset, c);
+}
+
+/* Cut a TCPv4 frame the driver asked us to segment, as Linux's GSO does. */
+static void segment(uint8_t *f, size_t len, const struct virtio_net_hdr *h)
+{
+	static uint8_t seg[ETH_MAX + 1];
+	const uint8_t *ip = f + ETH_HLEN;
+	size_t ihl = (size_t)(ip[0] & 15) * 4, l4 = ETH_HLEN + ihl;
+	if (len < l4 + 20 || f[12] != 0x08 || f[13] != 0x00 || ip[9] != 6 || h->csum_start != l4 ||
+	    h->csum_offset != 16)
+		harness_fail("a frame to segment is not TCPv4 with the checksum at its TCP header");
+	size_t thl = (size_t)(f[l4 + 12] >> 4) * 4, hdr = l4 + thl;
+	if (h->hdr_len != hdr || h->gso_size == 0 || hdr >= len || be16(ip + 2) != len - ETH_HLEN)
+		harness_fail("GSO frame: hdr_len %u (headers end at %zu), gso_size %u, IP length %u of %zu",
+			     h->hdr_len, hdr, h->gso_size, be16(ip + 2), len - ETH_HLEN);
+	/* Linux adjusts the super packet's pseudo-header sum per segment. */
+	uint16_t pseudo = csum_fold(csum_pseudo(ip, 6, (uint16_t)(len - l4)));
+	if ((uint16_t)~pseudo != be16(f + l4 + 16))
+		harness_fail("GSO frame's TCP checksum field is not its pseudo-header sum");
+	if (hdr + h->gso_size > ETH_MAX)
+		harness_fail("gso_size %u makes segments longer than %d bytes", h->gso_size, ETH_MAX);
+	dev.tx_gso_frames++;
+	uint32_t seq = be32(f + l4 + 4);
+	unsigned id = be16(ip + 4), k = 0;
+	for (size_t at = hdr; at < len; at += h->gso_size, k++) {
+		size_t chunk = len - at < h->gso_size ? len - at : h->gso_size;
+		bool last = at + chunk == len;
+		memcpy(seg, f, hdr);
+		memcpy(seg + hdr, f + at, chunk);
+		uint8_t *sip = seg + ETH_HLEN, *tcp = seg + l4;
+		put16(sip + 2, (unsigned)(ihl + thl + chunk));
+		put16(sip + 4, (id + k) & 0xffff);
+		put16(sip + 10, 0);
+		put16(sip + 10, csum_fold(csum_add(0, sip, ihl)));
+		uint32_t s = seq + (uint32_t)(at - hdr);
+		tcp[4] = (uint8_t)(s >> 24), tcp[5] = (uint8_t)(s >> 16), tcp[6] = (uint8_t)(s >> 8), tcp[7] = (uint8_t)s;
+		if (!last)
+			tcp[13] &= (uint8_t)~0x09; /* PSH and FIN only on the last */
+		put16(tcp + 16, 0);
+		put16(tcp + 16, csum_fold(csum_add(csum_pseudo(sip, 6, (uint16_t)(thl + chunk)), tcp, thl + chunk)));
+		wire(seg, hdr + chunk);
+	}
+}
+
 void dev_tx_complete(void)
 {
-	static uint8_t frame[ETH_MAX + 1];
+	static uint8_t frame[VNET_GSO_MAX + 1];
 	struct virtqueue *vq = dev.q[1];
 	int head;
 	settle(1);
@@ -339,6 +478,7 @@ void dev_tx_complete(void)
 	while ((head = take_avail(1)) >= 0) {
 		size_t len = 0;
 		bool overlong = false;
+		struct virtio_net_hdr h;
 		uint16_t i = (uint16_t)head;
 		for (int k = 0;; k++) {
 			if (k == vq->size)
@@ -348,10 +488,10 @@ void dev_tx_complete(void)
 			if (d->flags & VRING_DESC_F_WRITE)
 				harness_fail("transmit chain with a device-writable buffer");
 			if (k == 0) {
-				static const uint8_t zero[VNET_HDR_LEN];
-				if (d->len != VNET_HDR_LEN || memcmp(p, zero, VNET_HDR_LEN))
-					harness_fail("transmit header is not %d zero bytes", VNET_HDR_LEN);
-			} else if (len + d->len <= ETH_MAX) {
+				if (d->len != VNET_HDR_LEN)
+					harness_fail("transmit header is not %d bytes", VNET_HDR_LEN);
+				memcpy(&h, p, sizeof h);
+			} else if (len + d->len <= VNET_GSO_MAX) {
 				memcpy(frame + len, p, d->len);
 				len += d->len;
 			} else {
@@ -364,8 +504,22 @@ void dev_tx_complete(void)
 				harness_fail("transmit chain links to descriptor %u", i);
 		}
 		if (overlong)
-			harness_fail("transmitted frame longer than %d bytes", ETH_MAX);
-		check_tx_frame(frame, len);
+			harness_fail("transmitted frame longer than %d bytes", VNET_GSO_MAX);
+		bool csum = h.flags == 1, gso = h.gso_type == 1;
+		if ((h.flags && !csum) || (h.gso_type && !gso) || h.num_buffers || (!csum && (h.gso_type || h.hdr_len ||
+		    h.gso_size || h.csum_start || h.csum_offset)) || (!gso && (h.gso_size || h.hdr_len)))
+			harness_fail("transmit header %02x %02x %u %u %u %u %u: not what the driver may send",
+				     h.flags, h.gso_type, h.hdr_len, h.gso_size, h.csum_start, h.csum_offset,
+				     h.num_buffers);
+		if ((csum && !(dev.features & F_CSUM)) || (gso && !(dev.features & F_HOST_TSO4)))
+			harness_fail("transmit header asks for an offload not negotiated");
+		if (gso) {
+			segment(frame, len, &h); /* each segment's checksum made there */
+		} else {
+			if (csum)
+				complete_checksum(frame, len, &h);
+			wire(frame, len);
+		}
 		push_used(1, (uint32_t)head, 0);
 	}
 	wait_for_notify(1);
@@ -402,4 +556,7 @@ const char *dev_owed(void)
 }
 
 unsigned dev_notifies(int qi) { return dev.notifies[qi]; }
+unsigned dev_tx_gso_frames(void) { return dev.tx_gso_frames; }
+unsigned dev_tx_wire_frames(void) { return dev.tx_wire_frames; }
+void dev_tap(void (*tap)(const uint8_t *frame, size_t len)) { dev.tap = tap; }
 unsigned dev_barriers(void) { return dev.barriers; }

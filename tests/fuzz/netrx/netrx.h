@@ -27,10 +27,13 @@ __attribute__((noreturn, format(printf, 1, 2))) void harness_fail(const char *fm
 /* The device's station address (the driver reads it from the config space). */
 extern const uint8_t dev_mac[6];
 /* Put `n` bytes (virtio-net header + frame) into the next receive buffer the
- * driver posted and report `claimed` bytes written, as a device may lie.
- * Bytes past `n` in the buffer are zeroed (no stale data from an earlier
- * input). False when the driver has no buffer posted (the device drops). */
-bool dev_rx(const uint8_t *bytes, size_t n, uint32_t claimed);
+ * driver posted, or (more than one holds, with MRG_RXBUF) the next ones, and
+ * report `claimed` bytes written (by the last buffer, beyond the others), as
+ * a device may lie; with count_buffers the header's num_buffers becomes the
+ * number used, else it stays as given. Bytes past `n` in a buffer are zeroed
+ * (no stale data from an earlier input). False when the driver has not
+ * posted enough buffers (the device drops, and waits for a notify). */
+bool dev_rx(const uint8_t *bytes, size_t n, uint32_t claimed, bool count_buffers);
 /* Take every frame the driver published on the transmit ring: read all its
  * bytes (so a buffer freed too early is a use after free), check the header
  * and the frame, and return the chain as used. */
@@ -42,6 +45,17 @@ unsigned dev_tx_pending(void);
 unsigned dev_rx_posted(void);
 /* The receive ring's size. */
 unsigned dev_rx_ring_size(void);
+/* The offloads the device offers from the next vnet_init on (feature bits:
+ * CSUM 0, GUEST_CSUM 1, GUEST_TSO4 7, HOST_TSO4 11); QEMU on tap offers
+ * these, user networking none. */
+#define DEV_OFFER_TAP (1ULL << 0 | 1ULL << 1 | 1ULL << 7 | 1ULL << 11)
+void dev_offer(uint64_t offloads);
+/* Transmitted frames the device cut into segments, and frames that reached
+ * the "wire" (segments counted one by one); dev_tap's function sees each of
+ * the latter, after the checks. */
+unsigned dev_tx_gso_frames(void);
+unsigned dev_tx_wire_frames(void);
+void dev_tap(void (*tap)(const uint8_t *frame, size_t len));
 /* How the device handles notifications from now on (0: as QEMU does). */
 #define DEV_MISS_TX        0x01 /* the transmit side, going back to waiting, misses the next publish */
 #define DEV_MISS_RX        0x02 /* the receive side the same, once out of buffers */

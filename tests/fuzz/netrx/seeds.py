@@ -42,8 +42,11 @@ def csum(data):
     return ~s & 0xFFFF
 
 
-def vnet_hdr(num_buffers=1):
-    return bytes(10) + struct.pack("<H", num_buffers)
+def vnet_hdr(num_buffers=1, flags=0, gso_type=0, hdr_len=0, gso_size=0, csum_start=0, csum_offset=0):
+    return struct.pack("<BBHHHHH", flags, gso_type, hdr_len, gso_size, csum_start, csum_offset, num_buffers)
+
+
+NEEDS_CSUM, DATA_VALID, GSO_TCPV4 = 1, 2, 1
 
 
 def eth(dst, ethertype, payload):
@@ -102,8 +105,8 @@ def head(cfg=0, dev=0):
     return bytes([cfg, dev])
 
 
-def record(frame, ctl=0, action="none", time_ms=0, num_buffers=1):
-    data = vnet_hdr(num_buffers) + frame
+def record(frame, ctl=0, action="none", time_ms=0, num_buffers=1, hdr=None):
+    data = (hdr if hdr is not None else vnet_hdr(num_buffers)) + frame
     return struct.pack("<BH", ctl | (ACT[action] << 3) | TIME[time_ms], len(data)) + data
 
 
@@ -181,6 +184,38 @@ def seeds():
     s["lost_both_alternate"] = (head(0x02, MISS_TX | MISS_RX | MISS_IRQ | MISS_ALTERNATE) +
                                 s["http_get"][2:-len(record(rel(40001, 80, ACK), FIX_CSUM | REL_SEQ, time_ms=4000))] +
                                 burst + record(udp(6100, 7, b"after the burst"), time_ms=4000))
+    # Offloads (issue 14). The app writes 64 KiB to a peer that acknowledges
+    # it: runs of full segments go out as frames the device must segment.
+    acks = b"".join(record(rel(40006, 80, ACK), FIX_CSUM | REL_SEQ, time_ms=10) for k in range(12))
+    s["tso_bulk_out"] = (head(0x02) + record(arp_request()) + b"".join(handshake(40006)) +
+                         record(rel(40006, 80, PSH | ACK, GET), FIX_CSUM | REL_SEQ, action="write_big",
+                                time_ms=10) + acks)
+    # A 4,000-byte segment the host merged (GUEST_TSO4: two buffers, its
+    # checksum partial), one whose good checksum the host vouches for, one
+    # with a wrong checksum it vouches for (taken: the device is trusted).
+    big = bytes(range(256)) * 16
+    gso = vnet_hdr(flags=NEEDS_CSUM, gso_type=GSO_TCPV4, hdr_len=54, gso_size=1460, csum_start=34,
+                   csum_offset=16)
+    valid = vnet_hdr(flags=DATA_VALID)
+    s["rx_offloads"] = (head(0) + record(arp_request()) + b"".join(handshake(40007)) +
+                        record(rel(40007, 80, ACK, big[:4000]), FIX_CSUM | REL_SEQ, hdr=gso) +
+                        record(rel(40007, 80, PSH | ACK, GET, seq=4000), FIX_CSUM | REL_SEQ, hdr=valid) +
+                        record(rel(40007, 80, ACK, b"x" * 100, seq=4000 + len(GET)), REL_SEQ, hdr=valid,
+                               time_ms=10))
+    # Headers a device must not send: unknown flags, UDP segmentation, a
+    # checksum offset that is not TCP's, NEEDS_CSUM on ARP, num_buffers 0
+    # and far too many (the buffers after it are taken as its own and
+    # dropped with it); each dropped and counted, and a good one taken.
+    syn = tcp(40008, 80, PEER_ISN, 0, SYN, mss=1460)
+    s["rx_bad_headers"] = (head(0) + record(arp_request(), hdr=vnet_hdr(flags=NEEDS_CSUM, csum_start=14,
+                                                                         csum_offset=6)) +
+                           record(syn, hdr=vnet_hdr(flags=4)) +
+                           record(syn, hdr=vnet_hdr(gso_type=3, gso_size=1400)) +
+                           record(syn, hdr=vnet_hdr(flags=NEEDS_CSUM, csum_start=34, csum_offset=6)) +
+                           record(syn, hdr=vnet_hdr(gso_type=GSO_TCPV4, gso_size=0)) +
+                           record(syn, num_buffers=0) +
+                           record(syn, hdr=vnet_hdr(flags=NEEDS_CSUM, csum_start=34, csum_offset=16)) +
+                           record(syn, num_buffers=999))
     return s
 
 

@@ -1,0 +1,102 @@
+/*
+ * vnet_internal.h: what the files of the virtio-net driver share (the stack
+ * includes virtio.h, not this): the device's state, the virtio-net header,
+ * and the helpers each part offers the others. virtio_net.c sets the device
+ * up, negotiates its offloads, handles interrupts and notifications (lost
+ * ones included) and prints the counters; vnet_rx.c is the receive path,
+ * vnet_tx.c the transmit path and its watchdog.
+ */
+#ifndef VNET_INTERNAL_H
+#define VNET_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "virtio.h"
+#include "virtio_pci.h"
+#include "virtqueue.h"
+
+/* Feature bits (virtio spec 5.1.3). */
+#define VIRTIO_NET_F_CSUM       0
+#define VIRTIO_NET_F_GUEST_CSUM 1
+#define VIRTIO_NET_F_MAC        5
+#define VIRTIO_NET_F_GUEST_TSO4 7
+#define VIRTIO_NET_F_HOST_TSO4  11
+#define VIRTIO_NET_F_MRG_RXBUF  15
+#define VIRTIO_NET_F_STATUS     16
+
+/* virtio_net_hdr fields (5.1.6). */
+#define VNET_HDR_F_NEEDS_CSUM 1
+#define VNET_HDR_F_DATA_VALID 2
+#define VNET_HDR_GSO_NONE     0
+#define VNET_HDR_GSO_TCPV4    1
+
+#define RXQ 0
+#define TXQ 1
+#define MAX_QUEUE   256
+#define RX_BUF_SIZE 2048
+#define ETH_HLEN    14
+#define MAX_FRAME   1514
+/* A received frame longer than this cannot be one pbuf (16-bit lengths). */
+#define RX_FRAME_MAX 65535
+/* Buffers one frame may span: 64 KiB behind the header, in 2 KiB buffers. */
+#define RX_MAX_BUFS 34
+/* A transmit ring the device has not advanced for this long, with frames
+ * published, gets a notify whether or not the event index asked for one; a
+ * CPU parks no longer than that while frames are outstanding. */
+#define TX_WATCHDOG_NS 2000000
+
+/* The header in front of every frame (VERSION_1: always 12 bytes). */
+struct virtio_net_hdr {
+	uint8_t flags;        /* VNET_HDR_F_*: checksum offload */
+	uint8_t gso_type;     /* VNET_HDR_GSO_*: segmentation offload */
+	uint16_t hdr_len;     /* GSO: Ethernet + IP + TCP header bytes */
+	uint16_t gso_size;    /* GSO: payload bytes per segment */
+	uint16_t csum_start;  /* NEEDS_CSUM: where the checksum's coverage starts */
+	uint16_t csum_offset; /* NEEDS_CSUM: where it goes, from csum_start */
+	uint16_t num_buffers; /* buffers this frame spans (MRG_RXBUF) */
+} __attribute__((packed));
+
+struct queue_state {
+	struct virtqueue vq;            /* the ring */
+	void *cookie[MAX_QUEUE];        /* per head: the caller's token */
+	uint16_t chain_len[MAX_QUEUE];  /* per head: descriptors in its chain */
+	uint32_t chain_in[MAX_QUEUE];   /* per head: bytes the device may write */
+};
+
+struct vnet_dev {
+	bool present;                 /* vnet_init succeeded */
+	struct virtio_pci vp;         /* transport */
+	struct queue_state rx, tx;    /* the two queues */
+	uint8_t *rx_bufs;             /* rx.vq.size buffers of RX_BUF_SIZE */
+	uint8_t mac[6];               /* station address */
+	unsigned offloads;            /* VNET_OFF_* negotiated */
+	bool merged;                  /* MRG_RXBUF negotiated: num_buffers counts */
+	vnet_tx_done_fn tx_done;      /* told when a frame's pieces are free */
+	uint16_t tx_seen_used;        /* device's tx used index at the last look */
+	uint64_t tx_seen_at;          /* when it was last seen to move; 0: idle */
+	bool repair;                  /* repair lost notifications (kernel option vnet_repair, default 1) */
+	unsigned drop_kicks;          /* fault injection: one in this many kicks not sent (0: none) */
+	unsigned kicks_decided;       /* kicks vq_kick_prepare asked for, for drop_kicks */
+	unsigned drop_rx, drop_tx;    /* fault injection: one in this many frames dropped (0: none) */
+	unsigned rx_counted, tx_counted; /* frames seen, for drop_rx and drop_tx */
+	bool rx_armed;                /* rx interrupt on and nothing was waiting (a park may follow) */
+	uint64_t rx_irqs_at_arm;      /* rx_interrupts when it was turned on */
+	uint64_t rx_armed_at;         /* clock_ns() then */
+	struct vnet_stats st;         /* counters */
+};
+extern struct vnet_dev vnet_dev;
+
+/* virtio_net.c: publish what was added to `vq` and notify the device if it
+ * asked (fault injection aside); true when a notify went out. */
+bool vnet_kick(struct virtqueue *vq);
+/* virtio_net.c: send the notification `vq`'s state shows is owed, if any
+ * (and repairs are on); counted in *repaired. */
+void vnet_repair(struct virtqueue *vq, uint64_t *repaired);
+/* vnet_rx.c: offer every receive buffer to the device (set-up). */
+void vnet_rx_fill(void);
+/* vnet_tx.c: the device has not consumed everything we published. */
+bool vnet_tx_outstanding(void);
+/* vnet_tx.c: with frames outstanding, when the watchdog fires (see there). */
+uint64_t vnet_tx_watch(uint64_t now);
+
+#endif

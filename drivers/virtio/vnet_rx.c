@@ -1,0 +1,251 @@
+/*
+ * vnet_rx.c: the virtio-net receive path (see virtio.h, vnet_internal.h).
+ *
+ * Every receive descriptor is one RX_BUF_SIZE buffer. A frame fills one
+ * buffer behind the 12-byte virtio-net header, or with MRG_RXBUF several
+ * (the header's num_buffers; the rest hold frame bytes only): a TCP
+ * segment of up to 64 KiB the host did not cut (GUEST_TSO4). The device
+ * returns all of a frame's buffers at once (QEMU moves its used index once
+ * per frame), so, as Linux's driver does, a frame whose buffers are not all
+ * there is dropped (counted with bad num_buffers), never waited for: no
+ * buffer is held between calls. Buffers go back to the ring in one batch
+ * and one notify decision per call.
+ *
+ * The device is not trusted: the header's flags, gso_type, csum_start and
+ * csum_offset, gso_size, hdr_len and num_buffers are checked against what
+ * was negotiated and against the packet itself before anything of them
+ * reaches the stack (which learns only "checksum vouched for" and "a merged
+ * TCP segment"); a frame whose header does not hold is dropped and counted.
+ */
+#include "kernel/kernel.h"
+#include "vnet_internal.h"
+
+/* The one device, by the name the code has always used. */
+#define nic vnet_dev
+
+/* Ethernet type IPv4; IP protocols. */
+#define ETHERTYPE_IPV4 0x0800
+#define PROTO_TCP 6
+#define PROTO_UDP 17
+
+/* A received frame that spans several buffers, gathered as vnet_rx takes
+ * them; its buffers go back to the ring once it is delivered or dropped. */
+struct rx_gather {
+	uint16_t need;                      /* buffers its header announced; 0: none being gathered */
+	uint16_t have;                      /* gathered so far */
+	bool bad;                           /* one of them had a bad length: drop the frame */
+	uintptr_t slot[RX_MAX_BUFS];        /* the buffers */
+	struct vnet_seg piece[RX_MAX_BUFS]; /* the frame's bytes in each */
+	size_t len;                         /* frame bytes so far */
+};
+
+static uint8_t *rx_buf(uintptr_t slot) { return nic.rx_bufs + slot * RX_BUF_SIZE; }
+
+/* Offer buffer `slot` to the device again (published at the next kick). */
+static void rx_post(uintptr_t slot)
+{
+	struct vq_buf b = { (uint64_t)rx_buf(slot), RX_BUF_SIZE };
+	/* The cookie is slot + 1: a NULL cookie means "not in flight". */
+	int r = vq_add(&nic.rx.vq, &b, 0, 1, (void *)(slot + 1));
+	KASSERT(r == 0);
+	(void)r;
+	nic.st.rx_refills++;
+}
+
+static void rx_kick(void)
+{
+	if (vnet_kick(&nic.rx.vq))
+		nic.st.rx_kicks++;
+}
+
+void vnet_rx_fill(void)
+{
+	for (uintptr_t slot = 0; slot < nic.rx.vq.size; slot++)
+		rx_post(slot);
+	rx_kick();
+}
+
+bool vnet_rx_pending(void)
+{
+	return nic.present && vq_has_used(&nic.rx.vq);
+}
+
+static unsigned be16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
+
+/* Where an IPv4 TCP or UDP packet's transport header lies in the frame. */
+struct l4_at {
+	uint16_t start; /* offset of the TCP or UDP header */
+	uint8_t proto;  /* PROTO_TCP or PROTO_UDP */
+};
+
+/* Whether frame `f` (`first` bytes of it in hand, `len` in all) is one whole
+ * IPv4 TCP or UDP packet (not a fragment) with its IP header and transport
+ * header in those first bytes; where the transport header starts. */
+static bool find_l4(const uint8_t *f, size_t first, size_t len, struct l4_at *at)
+{
+	if (first < ETH_HLEN + 20 || be16(f + 12) != ETHERTYPE_IPV4)
+		return false;
+	const uint8_t *ip = f + ETH_HLEN;
+	size_t ihl = (size_t)(ip[0] & 15) * 4, total = be16(ip + 2);
+	if (ip[0] >> 4 != 4 || ihl < 20 || total < ihl || ETH_HLEN + total > len || (be16(ip + 6) & 0x3fff))
+		return false;
+	size_t l4_len = ip[9] == PROTO_TCP ? 20 : ip[9] == PROTO_UDP ? 8 : 0;
+	if (!l4_len || total - ihl < l4_len || ETH_HLEN + ihl + l4_len > first)
+		return false;
+	at->start = (uint16_t)(ETH_HLEN + ihl);
+	at->proto = ip[9];
+	return true;
+}
+
+/*
+ * The header's claims about frame `fr` (its first piece holds at least the
+ * Ethernet header), checked; fills csum_ok and gso_size. Returns the drop
+ * counter to charge, or NULL when the frame may be delivered. The device
+ * may set flags only with GUEST_CSUM and a gso_type only with GUEST_TSO4
+ * (virtio 5.1.6.4.1); NEEDS_CSUM must name this packet's own TCP or UDP
+ * checksum; a merged TCP segment must be one.
+ */
+static uint64_t *check_header(const struct virtio_net_hdr *h, struct vnet_frame *fr)
+{
+	fr->csum_ok = false;
+	fr->gso_size = 0;
+	if (fr->len > RX_FRAME_MAX)
+		return &nic.st.rx_drop_too_long;
+	uint8_t known = VNET_HDR_F_NEEDS_CSUM | VNET_HDR_F_DATA_VALID;
+	if ((h->flags & ~known) || (h->flags && !(nic.offloads & VNET_OFF_RX_CSUM)))
+		return &nic.st.rx_drop_bad_header;
+	if (h->gso_type != VNET_HDR_GSO_NONE &&
+	    (h->gso_type != VNET_HDR_GSO_TCPV4 || !(nic.offloads & VNET_OFF_RX_TSO4)))
+		return &nic.st.rx_drop_bad_header;
+	if (!h->flags && h->gso_type == VNET_HDR_GSO_NONE)
+		return NULL; /* an ordinary frame: the stack checks everything */
+	struct l4_at at;
+	bool l4 = find_l4(fr->piece[0].base, fr->piece[0].len, fr->len, &at);
+	if (h->flags & VNET_HDR_F_NEEDS_CSUM) {
+		uint16_t field = l4 && at.proto == PROTO_TCP ? 16 : 6;
+		if (!l4 || h->csum_start != at.start || h->csum_offset != field)
+			return &nic.st.rx_drop_bad_header;
+	}
+	if (h->gso_type == VNET_HDR_GSO_TCPV4) {
+		if (!l4 || at.proto != PROTO_TCP || h->gso_size == 0 || h->hdr_len > fr->len)
+			return &nic.st.rx_drop_bad_header;
+		fr->gso_size = h->gso_size;
+	}
+	/* DATA_VALID on anything else (ARP, a fragment) vouches for nothing. */
+	fr->csum_ok = l4;
+	return NULL;
+}
+
+/* A whole frame, its header in `h`: check it and deliver it, or drop and
+ * count it. Returns 1 when delivered. */
+static int finish(const struct virtio_net_hdr *h, struct vnet_frame *fr, vnet_deliver_fn deliver, void *ctx)
+{
+	uint64_t *drop = check_header(h, fr);
+	if (drop) {
+		(*drop)++;
+		return 0;
+	}
+	if (nic.drop_rx && ++nic.rx_counted % nic.drop_rx == 0) {
+		nic.st.rx_drop_injected++;
+		return 0;
+	}
+	deliver(ctx, fr);
+	nic.st.rx_frames++;
+	nic.st.rx_bytes += fr->len;
+	nic.st.rx_multi_buffer += fr->npieces > 1;
+	nic.st.rx_gso += fr->gso_size != 0;
+	if (fr->csum_ok && (h->flags & VNET_HDR_F_NEEDS_CSUM))
+		nic.st.rx_csum_partial++;
+	else if (fr->csum_ok)
+		nic.st.rx_csum_valid++;
+	return 1;
+}
+
+/* Deliver (or drop) the gathered frame, or drop a partial one, and give
+ * its buffers back. Returns 1 when delivered. */
+static int finish_gather(struct rx_gather *g, vnet_deliver_fn deliver, void *ctx, int *reposted)
+{
+	int delivered = 0;
+	if (g->have < g->need) {
+		nic.st.rx_drop_merged++; /* the device returned fewer buffers than it said */
+	} else if (!g->bad) {
+		struct vnet_frame fr = { .piece = g->piece, .npieces = g->have, .len = g->len };
+		const struct virtio_net_hdr *h = (const void *)rx_buf(g->slot[0]);
+		delivered = finish(h, &fr, deliver, ctx);
+	}
+	for (int i = 0; i < g->have; i++)
+		rx_post(g->slot[i]);
+	*reposted += g->have;
+	*g = (struct rx_gather){ 0 };
+	return delivered;
+}
+
+/* One used buffer, `len` bytes written (VQ_BAD_LEN: more than it holds),
+ * into gathering state `g` (a multi-buffer frame under way) and `skip` (the
+ * rest of a frame dropped for its num_buffers). Returns frames delivered;
+ * *reposted counts buffers given back. */
+static int take_buffer(struct rx_gather *g, unsigned *skip, uintptr_t slot, uint32_t len, vnet_deliver_fn deliver,
+		       void *ctx, int *reposted)
+{
+	const struct virtio_net_hdr *h = (const void *)rx_buf(slot);
+	if (g->need) { /* the next buffer of a frame being gathered */
+		g->slot[g->have] = slot;
+		if (len == VQ_BAD_LEN)
+			g->bad = true;
+		else
+			g->piece[g->have] = (struct vnet_seg){ rx_buf(slot), len }, g->len += len;
+		if (++g->have < g->need)
+			return 0;
+		return finish_gather(g, deliver, ctx, reposted);
+	}
+	int delivered = 0;
+	uint16_t nbufs = nic.merged ? h->num_buffers : 1;
+	uint16_t most = nic.rx.vq.size < RX_MAX_BUFS ? nic.rx.vq.size : RX_MAX_BUFS;
+	if (*skip) {
+		(*skip)--;
+	} else if (len == VQ_BAD_LEN) {
+		/* counted by the virtqueue (bad_used) */
+	} else if (len < sizeof *h + ETH_HLEN) {
+		nic.st.rx_drop_runt++;
+	} else if (nbufs == 0 || nbufs > most) {
+		nic.st.rx_drop_merged++;
+		*skip = nbufs > 1 ? nbufs - 1u : 0; /* what of them the device returned with it */
+	} else if (nbufs > 1) {
+		*g = (struct rx_gather){ .need = nbufs, .have = 1, .slot = { slot },
+					 .piece = { { (const uint8_t *)h + sizeof *h, len - sizeof *h } },
+					 .len = len - sizeof *h };
+		return 0; /* its buffer waits for the frame's others */
+	} else {
+		struct vnet_seg piece = { (const uint8_t *)h + sizeof *h, len - sizeof *h };
+		struct vnet_frame fr = { .piece = &piece, .npieces = 1, .len = piece.len };
+		delivered = finish(h, &fr, deliver, ctx);
+	}
+	rx_post(slot);
+	(*reposted)++;
+	return delivered;
+}
+
+int vnet_rx(vnet_deliver_fn deliver, void *ctx, int budget)
+{
+	int delivered = 0, reposted = 0;
+	struct rx_gather gather = { 0 };
+	unsigned skip = 0;
+	void *cookie;
+	uint32_t len;
+	if (!nic.present)
+		return 0;
+	/* The last refill's decision was taken long enough ago that the
+	 * device's answer to it is visible now. */
+	vnet_repair(&nic.rx.vq, &nic.st.rx_kicks_repaired);
+	/* The budget counts whole frames: one under way is finished. */
+	while ((delivered < budget || gather.need || skip) && vq_get_used(&nic.rx.vq, &cookie, &len))
+		delivered += take_buffer(&gather, &skip, (uintptr_t)cookie - 1, len, deliver, ctx, &reposted);
+	if (gather.need)
+		delivered += finish_gather(&gather, deliver, ctx, &reposted); /* dropped: buffers missing */
+	/* Entries the virtqueue rejected: bad ids (which never reach us) and
+	 * lengths beyond their buffers (which reach us as VQ_BAD_LEN). */
+	nic.st.rx_drop_bad_used = nic.rx.vq.bad_used;
+	if (reposted)
+		rx_kick();
+	return delivered;
+}

@@ -1,0 +1,172 @@
+/*
+ * vnet_tx.c: the virtio-net transmit path (see virtio.h, vnet_internal.h).
+ *
+ * A frame is a chain of a 12-byte virtio-net header and the caller's pieces,
+ * copied nowhere; the caller learns through its tx-done callback when the
+ * device is finished with them. A frame without offloads shares one
+ * all-zero header; one with a checksum to complete or segments to cut gets
+ * its own, in a slot of tx_hdr named by the chain's head descriptor (unique
+ * while the chain is in flight). Sent frames are reclaimed by polling; a
+ * watchdog notifies a ring that stands still (see virtio_net.c,
+ * "notifications").
+ */
+#include <errno.h>
+#include "kernel/kernel.h"
+#include "vnet_internal.h"
+
+/* The one device, by the name the code has always used. */
+#define nic vnet_dev
+
+static const struct virtio_net_hdr tx_zero_header; /* frames without offloads */
+static struct virtio_net_hdr tx_hdr[MAX_QUEUE];     /* per head descriptor: frames with */
+
+void vnet_set_tx_done(vnet_tx_done_fn done) { nic.tx_done = done; }
+
+bool vnet_tx_outstanding(void)
+{
+	struct virtqueue *vq = &nic.tx.vq;
+	return *(volatile uint16_t *)&vq->used->idx != vq->kicked_avail_idx;
+}
+
+/* With frames outstanding: when the watchdog fires, TX_WATCHDOG_NS after the
+ * device was last seen to move (its clock starts at the first look that
+ * sees it moved, or sees frames outstanding after none were). */
+uint64_t vnet_tx_watch(uint64_t now)
+{
+	uint16_t used = *(volatile uint16_t *)&nic.tx.vq.used->idx;
+	if (nic.tx_seen_at == 0 || used != nic.tx_seen_used) {
+		nic.tx_seen_used = used;
+		nic.tx_seen_at = now;
+	}
+	return nic.tx_seen_at + TX_WATCHDOG_NS;
+}
+
+/* The backstop (see virtio_net.c, "notifications"): a ring that stood still
+ * for TX_WATCHDOG_NS with frames outstanding is notified again; a spurious
+ * notify costs the device one look. */
+static void tx_watchdog(void)
+{
+	struct virtqueue *vq = &nic.tx.vq;
+	if (!vnet_tx_outstanding()) {
+		nic.tx_seen_at = 0; /* the device has everything we published */
+		return;
+	}
+	uint64_t now = clock_ns();
+	if (now < vnet_tx_watch(now))
+		return;
+	if (vq_wish_unnotified(vq))
+		nic.st.tx_watchdog_lost++;
+	else
+		nic.st.tx_watchdog_late++;
+	vq_kick_forced(vq);
+	virtio_pci_notify(vq);
+	nic.st.tx_watchdog_kicks++;
+	nic.tx_seen_at = now;
+}
+
+int vnet_tx_reclaim(void)
+{
+	void *cookie;
+	uint32_t len;
+	int n = 0;
+	if (!nic.present)
+		return 0;
+	vnet_repair(&nic.tx.vq, &nic.st.tx_kicks_repaired);
+	tx_watchdog();
+	while (vq_get_used(&nic.tx.vq, &cookie, &len)) {
+		/* A bad length on a transmit chain changes nothing: we never read it. */
+		if (nic.tx_done)
+			nic.tx_done(cookie);
+		n++;
+	}
+	nic.st.tx_drop_bad_used = nic.tx.vq.bad_used;
+	return n;
+}
+
+bool vnet_tx_room(int nseg)
+{
+	if (!nic.present)
+		return false;
+	return vq_num_free(&nic.tx.vq) >= nseg + 1 || vq_has_used(&nic.tx.vq);
+}
+
+int vnet_tx_max_segs(void)
+{
+	int ring = nic.present ? nic.tx.vq.size - 1 : VNET_MAX_SEGS;
+	return ring < VNET_MAX_SEGS ? ring : VNET_MAX_SEGS;
+}
+
+/* Whether `off` asks only for what was negotiated, inside a frame of
+ * `total` bytes. */
+static bool offload_fits(const struct vnet_tx_offload *off, size_t total)
+{
+	if (!(nic.offloads & VNET_OFF_TX_CSUM) || off->csum_start < ETH_HLEN ||
+	    (size_t)off->csum_start + off->csum_offset + 2 > total)
+		return false;
+	if (!off->gso_size)
+		return total <= MAX_FRAME;
+	return (nic.offloads & VNET_OFF_TX_TSO4) && off->hdr_len > off->csum_start && off->hdr_len < total;
+}
+
+/* The header for a frame with offloads, in the slot of the chain's head. */
+static const struct virtio_net_hdr *offload_header(const struct vnet_tx_offload *off, size_t total)
+{
+	struct virtio_net_hdr *h = &tx_hdr[vq_next_head(&nic.tx.vq)];
+	*h = (struct virtio_net_hdr){ .flags = VNET_HDR_F_NEEDS_CSUM, .csum_start = off->csum_start,
+				      .csum_offset = off->csum_offset };
+	nic.st.tx_csum++;
+	if (off->gso_size) {
+		h->gso_type = VNET_HDR_GSO_TCPV4;
+		h->gso_size = off->gso_size;
+		h->hdr_len = off->hdr_len;
+		nic.st.tx_gso++;
+		nic.st.tx_gso_segments += (total - off->hdr_len + off->gso_size - 1) / off->gso_size;
+	}
+	return h;
+}
+
+int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie, const struct vnet_tx_offload *off)
+{
+	struct vq_buf b[VNET_MAX_SEGS + 1];
+	size_t total = 0;
+	if (!nic.present)
+		return -ENODEV;
+	if (nseg < 1 || nseg > vnet_tx_max_segs()) { /* more would never find room */
+		nic.st.tx_too_many_segs++;
+		return -EINVAL;
+	}
+	for (int i = 0; i < nseg; i++) {
+		b[i + 1] = (struct vq_buf){ (uint64_t)seg[i].base, (uint32_t)seg[i].len };
+		total += seg[i].len;
+	}
+	if (total > (off && off->gso_size ? VNET_GSO_FRAME_MAX : MAX_FRAME) || total < ETH_HLEN) {
+		nic.st.tx_bad_len++;
+		return -EINVAL;
+	}
+	if (off && !offload_fits(off, total)) {
+		nic.st.tx_bad_offload++;
+		return -EINVAL;
+	}
+	if (vq_num_free(&nic.tx.vq) < nseg + 1) {
+		vnet_tx_reclaim();
+		if (vq_num_free(&nic.tx.vq) < nseg + 1) {
+			nic.st.tx_ring_full++;
+			return -ENOBUFS;
+		}
+	}
+	if (nic.drop_tx && ++nic.tx_counted % nic.drop_tx == 0) {
+		nic.st.tx_drop_injected++; /* as if the wire lost it */
+		if (nic.tx_done)
+			nic.tx_done(cookie);
+		return 0;
+	}
+	const struct virtio_net_hdr *h = off ? offload_header(off, total) : &tx_zero_header;
+	b[0] = (struct vq_buf){ (uint64_t)h, sizeof *h };
+	vq_add(&nic.tx.vq, b, nseg + 1, 0, cookie);
+	nic.st.tx_frames++;
+	nic.st.tx_bytes += total;
+	if (vnet_kick(&nic.tx.vq))
+		nic.st.tx_kicks++;
+	trace_mark(TP_KICK);
+	return 0;
+}
