@@ -27,7 +27,12 @@ import sys
 
 TRACE = re.compile(r"^trace: samples (\d+) \(abandoned (\d+)\), last (\d+), stage us median/p90:(.*)$")
 STAGE = re.compile(r"([a-z]+>[a-z]+) ([0-9.]+)/([0-9.]+)")
-HEADER = re.compile(r"^# rep (\S+) backend (\S+) guest (\S+)")
+# "# rep 1 backend tap guest all" (older) or "# rep 1 backend tap emulator 7.2
+# placement vcpu1 guest all"; marks "@ k1" (older) or "@ k1 ab before 11.7" /
+# "@ k1 ab after 13.5" (the load, its generator, and how far the dump lies
+# from it in ms): the line after a load is the one taken "after" it.
+HEADER = re.compile(r"^# rep (\S+) backend (\S+)(?: emulator \S+ placement \S+)? guest (\S+)")
+MARK = re.compile(r"^@ (\S+)(?: (\S+) (before|after)\b.*)?$")
 
 
 def parse_file(path):
@@ -41,11 +46,13 @@ def parse_file(path):
             if m:
                 rep, backend, guest = m.groups()
                 continue
-            if line.startswith("@ "):
-                mark = line[2:].strip()
+            m = MARK.match(line)
+            if m:
+                load, _gen, when = m.groups()
+                mark = load if when in (None, "after") and load != "start" else None
                 continue
             m = TRACE.match(line)
-            if m and mark and mark != "start":
+            if m and mark:
                 stages = {name: (float(med), float(p90)) for name, med, p90 in STAGE.findall(m.group(4))}
                 if stages:
                     out.append((rep, backend, guest, mark, stages, int(m.group(3))))
