@@ -10,6 +10,8 @@
 #                    build/apps/httpd-all.elf: the `all` variant, a release build)
 #   uk:IMAGE         a unikernel app image, booted by the loader
 #   NAME=uk:IMAGE    the same, reported under NAME
+#   NAME=uk:IMAGE+OPT[+OPT...]   the same with kernel options on its command
+#                    line (e.g. norepair=uk:build/apps/httpd-all.elf+vnet_repair=0)
 #   NAME=linux:KERNEL:INITRD   another Linux kernel/initramfs pair
 # guest_resolve SPEC sets
 #   GUEST_NAME       the name in results (letters, digits, - _ . only)
@@ -70,7 +72,9 @@ guest_resolve() {
 		GUEST_KERNEL=$LOADER GUEST_INITRD=${UK_HTTPD:-$BENCH_BUILD/apps/httpd-all.elf} GUEST_CTRL_T=1 ;;
 	uk:?*)
 		GUEST_KIND=uk
-		GUEST_KERNEL=$LOADER GUEST_INITRD=${rest#uk:} GUEST_CTRL_T=1 ;;
+		kind=${rest#uk:}
+		GUEST_KERNEL=$LOADER GUEST_INITRD=${kind%%+*} GUEST_CTRL_T=1
+		[ "$kind" != "${kind%%+*}" ] && GUEST_PREFIX=$(echo "${kind#*+}" | tr '+' ' ') ;;
 	*) echo "bench: unknown guest '$spec' (linux, linux-tuned, native, uk, uk:IMAGE, NAME=uk:IMAGE)" >&2; return 1 ;;
 	esac
 	local f

@@ -89,14 +89,18 @@ static bool source_due(void)
 	return sk.egress_head != NULL || net_work_pending();
 }
 
+/* The network's poll and our egress pass are one batch of frames for the
+ * device (vnet_tx_batch_begin): what both send is published together. */
 static bool source_poll(void)
 {
+	vnet_tx_batch_begin();
 	bool did = net_poll();
 	if (sk.egress_head || !SW_EGRESS_LIST) {
 		uint64_t t0 = cpu_cycles();
 		did |= sock_egress_pass();
 		stats_phase_add(PHASE_EGRESS, cpu_cycles() - t0);
 	}
+	vnet_tx_batch_end();
 	return did;
 }
 

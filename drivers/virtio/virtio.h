@@ -129,6 +129,11 @@ int vnet_tx_max_segs(void);
 void vnet_set_tx_done(vnet_tx_done_fn done);
 /* Report finished transmissions to the tx-done callback; returns how many. */
 int vnet_tx_reclaim(void);
+/* Bracket a poll: frames vnet_tx() takes between the outermost begin and its
+ * end are published together at the end, with one notify decision (kernel
+ * option vnet_tx_batch=0: each at once). Brackets nest. */
+void vnet_tx_batch_begin(void);
+void vnet_tx_batch_end(void);
 
 /* Receive interrupt on or off (a poll loop runs with it off). Turning it on
  * returns true when buffers arrived meanwhile: re-check before parking. It

@@ -308,6 +308,7 @@ int vnet_init(void)
 	if (virtio_pci_probe(&nic.vp, pci) < 0)
 		return -ENODEV;
 	nic.repair = kernel_option_long("vnet_repair", 1) != 0;
+	nic.tx_batch = kernel_option_long("vnet_tx_batch", 0) != 0; /* off: see vnet_tx.c */
 	nic.drop_kicks = one_in("vnet_drop_kicks");
 	nic.drop_rx = one_in("vnet_drop_rx");
 	nic.drop_tx = one_in("vnet_drop_tx");
