@@ -34,7 +34,7 @@ bool net_poll(void)
 	if (!netif_is_up(&net_if))
 		return false; /* before net_init (the DHCP wait polls too) */
 	net_counters.polls++;
-	vnet_tx_batch_begin();
+	vnet_tx_batch_begin(vnet_rx_burst());
 	int work = vnet_tx_reclaim();
 	/* A run of segments held for TSO (netif_gso.c) since the last poll
 	 * goes first, and so does one that what follows makes. */

@@ -89,11 +89,13 @@ static bool source_due(void)
 	return sk.egress_head != NULL || net_work_pending();
 }
 
-/* The network's poll and our egress pass are one batch of frames for the
- * device (vnet_tx_batch_begin): what both send is published together. */
+/* The network's poll and our egress pass are one bracket of frames for the
+ * device (vnet_tx_batch_begin): when two or more sockets are listed, or two
+ * or more frames wait (net_poll's inner bracket), what both send is
+ * published together, with one notify decision. */
 static bool source_poll(void)
 {
-	vnet_tx_batch_begin();
+	vnet_tx_batch_begin(sk.egress_head && sk.egress_head->egress_next);
 	bool did = net_poll();
 	if (sk.egress_head || !SW_EGRESS_LIST) {
 		uint64_t t0 = cpu_cycles();

@@ -92,6 +92,8 @@ struct vnet_stats {
 	uint64_t tx_kicks_repaired;
 	uint64_t rx_lost_interrupts;    /* waits of 1 ms or more that ended with frames waiting and no rx interrupt */
 	uint64_t kicks_dropped;         /* notifies left unsent by fault injection (vnet_drop_kicks) */
+	uint64_t tx_batches;            /* brackets that held frames back and published them at their end */
+	uint64_t tx_batched_frames;     /*   the frames they held */
 };
 
 /* Find and start the device. 0, or a negative errno after printing why. */
@@ -129,11 +131,16 @@ int vnet_tx_max_segs(void);
 void vnet_set_tx_done(vnet_tx_done_fn done);
 /* Report finished transmissions to the tx-done callback; returns how many. */
 int vnet_tx_reclaim(void);
-/* Bracket a poll: frames vnet_tx() takes between the outermost begin and its
- * end are published together at the end, with one notify decision (kernel
- * option vnet_tx_batch=0: each at once). Brackets nest. */
-void vnet_tx_batch_begin(void);
+/* Bracket a poll: frames vnet_tx() takes between a begin that batches and
+ * the outermost end are published together at the end, with one notify
+ * decision. `burst` says the poll has more than one thing to answer (frames
+ * waiting, sockets listed); kernel option vnet_tx_batch chooses which polls
+ * batch: 0 none, 1 every one, 2 (the default) bursts only. Brackets nest. */
+enum { VNET_TX_BATCH_NONE, VNET_TX_BATCH_ALL, VNET_TX_BATCH_BURSTS };
+void vnet_tx_batch_begin(bool burst);
 void vnet_tx_batch_end(void);
+/* O(1): the device has returned at least two received buffers (a burst). */
+bool vnet_rx_burst(void);
 
 /* Receive interrupt on or off (a poll loop runs with it off). Turning it on
  * returns true when buffers arrived meanwhile: re-check before parking. It

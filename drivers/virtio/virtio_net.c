@@ -308,7 +308,11 @@ int vnet_init(void)
 	if (virtio_pci_probe(&nic.vp, pci) < 0)
 		return -ENODEV;
 	nic.repair = kernel_option_long("vnet_repair", 1) != 0;
-	nic.tx_batch = kernel_option_long("vnet_tx_batch", 0) != 0; /* off: see vnet_tx.c */
+	nic.tx_batch = (int)kernel_option_long("vnet_tx_batch", VNET_TX_BATCH_BURSTS); /* see vnet_tx.c */
+	if (nic.tx_batch < VNET_TX_BATCH_NONE || nic.tx_batch > VNET_TX_BATCH_BURSTS) {
+		kprintf("virtio-net: vnet_tx_batch=%d is not 0, 1 or 2; using 2 (bursts)\n", nic.tx_batch);
+		nic.tx_batch = VNET_TX_BATCH_BURSTS;
+	}
 	nic.drop_kicks = one_in("vnet_drop_kicks");
 	nic.drop_rx = one_in("vnet_drop_rx");
 	nic.drop_tx = one_in("vnet_drop_tx");
@@ -382,6 +386,9 @@ void vnet_stats_print(void)
 		"tx watchdog kicks %lu (lost %lu, late %lu); rx lost interrupts %lu; kicks dropped %lu; repair %s\n",
 		s->rx_kicks_repaired, s->tx_kicks_repaired, s->tx_watchdog_kicks, s->tx_watchdog_lost,
 		s->tx_watchdog_late, s->rx_lost_interrupts, s->kicks_dropped, nic.repair ? "on" : "off");
+	static const char *const batch_mode[] = { "none", "all", "bursts" };
+	kprintf("virtio-net: tx batches %lu (held %lu frames); batching %s\n", s->tx_batches,
+		s->tx_batched_frames, batch_mode[nic.tx_batch]);
 	/* Where each ring stands: the driver's published and consumed indexes,
 	 * the device's, and the event indexes each side asked for. */
 	for (int q = 0; q < 2; q++) {

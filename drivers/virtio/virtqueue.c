@@ -205,6 +205,11 @@ bool vq_has_used(const struct virtqueue *vq)
 	return read_used_idx(vq) != vq->last_used;
 }
 
+unsigned vq_used_waiting(const struct virtqueue *vq)
+{
+	return (uint16_t)(read_used_idx(vq) - vq->last_used);
+}
+
 /* Return a chain to the free list; its length is ours, not the device's. */
 static void free_chain(struct virtqueue *vq, uint16_t head)
 {

@@ -124,6 +124,9 @@ void vq_kick_dropped(struct virtqueue *vq, uint16_t notified_before);
 
 /* True when the device has returned entries we have not read. */
 bool vq_has_used(const struct virtqueue *vq);
+/* How many used entries the device has returned that we have not read (a
+ * lying device can make this up to 65535; callers only compare it). */
+unsigned vq_used_waiting(const struct virtqueue *vq);
 /*
  * Take the next used entry. Returns 1 with *cookie and *len set, 0 when none
  * is left. An entry with an id that is not an in-flight head is counted in

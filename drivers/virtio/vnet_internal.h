@@ -79,8 +79,9 @@ struct vnet_dev {
 	unsigned kicks_decided;       /* kicks vq_kick_prepare asked for, for drop_kicks */
 	unsigned drop_rx, drop_tx;    /* fault injection: one in this many frames dropped (0: none) */
 	unsigned rx_counted, tx_counted; /* frames seen, for drop_rx and drop_tx */
-	bool tx_batch;                /* publish a poll's frames together (kernel option vnet_tx_batch=1; off by default) */
+	int tx_batch;                 /* VNET_TX_BATCH_*: which polls publish their frames together (kernel option vnet_tx_batch) */
 	int tx_batch_depth;           /* vnet_tx_batch_begin()s not yet ended */
+	bool tx_batching;             /* this bracket holds frames back until its end */
 	bool tx_unpublished;          /* frames added in a batch and not yet published */
 	bool rx_armed;                /* rx interrupt on and nothing was waiting (a park may follow) */
 	uint64_t rx_irqs_at_arm;      /* rx_interrupts when it was turned on */

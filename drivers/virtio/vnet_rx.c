@@ -70,6 +70,11 @@ bool vnet_rx_pending(void)
 	return nic.present && vq_has_used(&nic.rx.vq);
 }
 
+bool vnet_rx_burst(void)
+{
+	return nic.present && vq_used_waiting(&nic.rx.vq) >= 2;
+}
+
 static unsigned be16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
 
 /* Where an IPv4 TCP or UDP packet's transport header lies in the frame. */

@@ -167,8 +167,9 @@ int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie, const struct vne
 	vq_add(&nic.tx.vq, b, nseg + 1, 0, cookie);
 	nic.st.tx_frames++;
 	nic.st.tx_bytes += total;
-	if (nic.tx_batch_depth > 0) {
+	if (nic.tx_batching) {
 		nic.tx_unpublished = true; /* published, with one notify decision, when the batch ends */
+		nic.st.tx_batched_frames++;
 		return 0;
 	}
 	publish();
@@ -185,32 +186,47 @@ static void publish(void)
 }
 
 /*
- * With kernel option vnet_tx_batch=1, a poll's frames leave together: the
- * network layer brackets each poll (the device's frames into lwIP, lwIP's
- * timers, the egress pass) with these, and frames added meanwhile are
- * published at its end with one notify decision over all of them. The device
- * turns its notifications off while it works and on again when its queue is
- * empty, so a reply, an ACK and a FIN that one poll sends may each ask for a
- * notify of their own: each an MMIO write, under TCG taken with QEMU's big
- * lock. Nothing added outside a bracket waits: a SYN from connect(), a
- * datagram, are published at once. Off by default: measured on a quiet host
- * (bench/results/txbatch-*, 3 and 5 alternating repetitions), it cut the
- * notifies at ab -c 64 from 1.0 to 0.29 per request and gained 8-27% at k8,
- * k64, c16 and c64, but lost 15-19% at k1 and c1, which the counters do not
- * explain (one notify per request either way there): a trade-off to measure
- * further, not a default.
+ * Batching a poll's frames. The device turns its notifications off while it
+ * works and on again when its queue is empty, so a reply, an ACK and a FIN
+ * that one poll sends may each ask for a notify of their own: each an MMIO
+ * write, under TCG taken with QEMU's big lock, and each a wake-up of QEMU's
+ * I/O thread on the core the load generator shares. The network layer
+ * brackets each poll (the device's frames into lwIP, lwIP's timers, the
+ * egress pass) with these; a bracket that batches holds the frames added
+ * until its outermost end and publishes them with one notify decision.
+ * Nothing added outside a bracket waits: a SYN from connect(), a datagram,
+ * are published at once.
+ *
+ * Which brackets batch (kernel option vnet_tx_batch):
+ *   0  none: every frame is published as it is added.
+ *   1  all: measured on a quiet host (bench/results/txbatch-*), it cut the
+ *      notifies at ab -c 64 from 1.0 to 0.29 per request and gained 8-27% at
+ *      k8, k64, c16 and c64, but lost 15-19% at k1 and c1, where a poll has
+ *      one frame to answer and nothing to share a notify with.
+ *   2  bursts (the default): only a poll that begins with two or more frames
+ *      waiting on the device, or two or more sockets listed for egress, holds
+ *      its frames; a lone request's reply leaves as it is made, as with 0.
+ *      The fixes batch of 2026-12-01 showed the busy-polling naive builds
+ *      ahead of `all` at c16 and c64 by sending fewer notifies (0.5-0.9 per
+ *      request against 1.2): the requests/s there follow the notifies.
  */
-void vnet_tx_batch_begin(void)
+void vnet_tx_batch_begin(bool burst)
 {
-	if (nic.tx_batch)
-		nic.tx_batch_depth++;
+	if (nic.tx_batch == VNET_TX_BATCH_NONE)
+		return;
+	if (nic.tx_batch == VNET_TX_BATCH_ALL || burst)
+		nic.tx_batching = true; /* an inner bracket that sees a burst batches from there on */
+	nic.tx_batch_depth++;
 }
 
 void vnet_tx_batch_end(void)
 {
-	if (!nic.tx_batch || --nic.tx_batch_depth > 0)
+	if (nic.tx_batch == VNET_TX_BATCH_NONE || --nic.tx_batch_depth > 0)
 		return;
 	KASSERT(nic.tx_batch_depth == 0);
+	if (nic.tx_batching && nic.tx_unpublished)
+		nic.st.tx_batches++;
+	nic.tx_batching = false;
 	if (nic.tx_unpublished)
 		publish();
 }

@@ -7,7 +7,7 @@
  * counted per ring, with no time passing; normal traffic repairs nothing;
  * a CPU's park is bounded while transmit frames are outstanding; the
  * watchdog tells a late device from a lost notification; a lost interrupt
- * is counted. Built a second time with VNET_REPAIR=0 (test_vnet_notify_off):
+ * is counted; a poll's frames are batched only in a burst. Built a second time with VNET_REPAIR=0 (test_vnet_notify_off):
  * the same device modes then stall the receive ring for good and leave the
  * transmit ring to the watchdog, so the modes do lose notifications and the
  * repair is what recovers.
@@ -384,12 +384,57 @@ static void lost_interrupt_counted(void **state)
 	settle_all();
 }
 
+/* vnet_tx_batch=2 (the default): a bracket begun for a lone frame
+ * publishes each frame as it is added; one begun for a burst, or nested in
+ * one, holds its frames until the outermost end and publishes them with one
+ * notify decision, counted as one batch of that many frames. */
+static void tx_batch_bursts(void **state)
+{
+	(void)state;
+	struct vnet_stats before = stats();
+	unsigned kicks = dev_notifies(1);
+	vnet_tx_batch_begin(false);
+	send();
+	assert_int_equal(dev_tx_pending(), 1); /* a lone reply leaves as it is made */
+	assert_int_equal(dev_notifies(1), kicks + 1);
+	vnet_tx_batch_end();
+	settle_all();
+	struct vnet_stats after = stats();
+	assert_int_equal(after.tx_batches, before.tx_batches);
+	assert_int_equal(after.tx_batched_frames, before.tx_batched_frames);
+
+	kicks = dev_notifies(1);
+	vnet_tx_batch_begin(false);
+	send();                       /* before the burst is seen: at once */
+	vnet_tx_batch_begin(true);    /* net_poll finds two frames waiting */
+	send();
+	send();
+	vnet_tx_batch_end();
+	assert_int_equal(dev_tx_pending(), 1); /* held until the outermost end */
+	vnet_tx_batch_end();
+	assert_int_equal(dev_tx_pending(), 3);
+	assert_int_equal(dev_notifies(1), kicks + 1); /* the device had not run: one notify in all */
+	after = stats();
+	assert_int_equal(after.tx_batches - before.tx_batches, 1);
+	assert_int_equal(after.tx_batched_frames - before.tx_batched_frames, 2);
+	settle_all();
+
+	vnet_tx_batch_begin(true); /* a burst bracket that sends nothing counts nothing */
+	vnet_tx_batch_end();
+	send();                    /* outside any bracket: at once */
+	assert_int_equal(dev_tx_pending(), 1);
+	after = stats();
+	assert_int_equal(after.tx_batches - before.tx_batches, 1);
+	settle_all();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(tx_lost_kick, setup),
 		cmocka_unit_test_setup(deadline_while_outstanding, setup),
 		cmocka_unit_test_setup(lost_interrupt_counted, setup),
+		cmocka_unit_test_setup(tx_batch_bursts, setup),
 #if VNET_REPAIR
 		cmocka_unit_test_setup(repaired_before_park, setup),
 		cmocka_unit_test_setup(rx_lost_kick_short, setup),

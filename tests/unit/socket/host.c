@@ -152,7 +152,7 @@ void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
  * that are already waiting, as the driver does. */
 bool vnet_rx_pending(void) { return loopnet_queued() > 0; }
 /* The wire takes each packet at once: nothing to publish in batches. */
-void vnet_tx_batch_begin(void) {}
+void vnet_tx_batch_begin(bool burst) { (void)burst; }
 void vnet_tx_batch_end(void) {}
 uint64_t fake_irq_arms;
 bool vnet_rx_irq_enable(bool on)
