@@ -82,14 +82,16 @@ static void config_interrupt(void *arg)
  * can lose a notification either way (virtqueue.c says how, and what the
  * rings look like afterwards).
  *
- * Found so far (README.md, "Known issues"; tests/notify-experiment measures
- * it): the hypothesis does not explain the watchdog's kicks. In a smoke run
- * on a loaded host, QEMU 7.2 with -smp 1, 7.2 with -smp 1,maxcpus=2 and
- * QEMU 10, busy-polling build and default build, not one notification was
- * found lost and every watchdog kick was "late": the device had been
- * notified of what it waited for. Notifications really lost (vnet_drop_kicks)
- * leave the state vq_kick_owed looks for on QEMU 7.2's device and are all
- * repaired at once (test 15). The quiet-host run is the lead's.
+ * Found (README.md, "Known issues"; tests/notify-experiment, on a quiet
+ * host, bench/results/notify-20261201-123533): refuted as the cause of the
+ * watchdog's kicks. Under QEMU 7.2 with -smp 1, 7.2 with -smp 1,maxcpus=2
+ * (barriers emitted) and QEMU 10 (the fix), busy-polling build and default
+ * build, every watchdog kick was "late" (the device had been notified of
+ * what it waited for), and as many came where the barrier is emitted as
+ * where it is not. The state a lost notification leaves was seen once per
+ * boot in 5 of 8 QEMU 7.2 boots, maxcpus=2 included, and repaired at once.
+ * Notifications really lost (vnet_drop_kicks) leave the state vq_kick_owed
+ * looks for on QEMU 7.2's device and are all repaired at once (test 15).
  *
  * What the driver does about it, on both rings:
  * - A notification the device's state shows it is owed (vq_kick_owed) is
