@@ -33,52 +33,12 @@
 
 static uint64_t now_ns = 1000 * MS;
 uint64_t clock_ns(void) { return now_ns; }
-uint64_t clock_tsc_hz(void) { return 1000000000; } /* kernel/trace.c reads the real TSC */
-
 long kernel_option_long(const char *key, long dflt)
 {
 	return strcmp(key, "vnet_repair") == 0 ? VNET_REPAIR : dflt;
 }
 
-const char *kernel_option(const char *key)
-{
-	(void)key;
-	return NULL;
-}
-
-int kprintf(const char *fmt, ...)
-{
-	(void)fmt;
-	return 0;
-}
-
-static void vfail(const char *what, const char *fmt, va_list ap)
-{
-	char buf[256];
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	fail_msg("%s: %s", what, buf);
-	abort();
-}
-
-void panic(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vfail("panic", fmt, ap);
-	va_end(ap);
-	abort();
-}
-
-void harness_fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vfail("device", fmt, ap);
-	va_end(ap);
-	abort();
-}
-
-void trace(const char *fmt, ...) { (void)fmt; }
+/* The rest of the kernel's stand-ins: tests/unit/vnet_host.c. */
 
 /* ---- traffic ---------------------------------------------------------------------- */
 

@@ -34,37 +34,8 @@
 /* ---- the kernel as the driver sees it ------------------------------------------ */
 
 uint64_t clock_ns(void) { return 1000000000ULL; }
-uint64_t clock_tsc_hz(void) { return 1000000000; } /* kernel/trace.c reads the real TSC */
 long kernel_option_long(const char *key, long dflt) { (void)key; return dflt; }
-const char *kernel_option(const char *key) { (void)key; return NULL; }
-int kprintf(const char *fmt, ...) { (void)fmt; return 0; }
-void trace(const char *fmt, ...) { (void)fmt; }
-
-static void vfail(const char *what, const char *fmt, va_list ap)
-{
-	char buf[256];
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	fail_msg("%s: %s", what, buf);
-	abort();
-}
-
-void panic(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vfail("panic", fmt, ap);
-	va_end(ap);
-	abort();
-}
-
-void harness_fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vfail("device", fmt, ap);
-	va_end(ap);
-	abort();
-}
+/* The rest of the kernel's stand-ins: tests/unit/vnet_host.c. */
 
 /* ---- frames ------------------------------------------------------------------------ */
 

@@ -44,7 +44,7 @@ UNIT_SRCS_virtqueue := drivers/virtio/virtqueue.c
 # modes that lose notifications (issue 12); the second build turns the
 # repair off (kernel option vnet_repair=0) to show the modes do lose them.
 VNET_NOTIFY_SRCS := drivers/virtio/virtio_net.c drivers/virtio/vnet_rx.c drivers/virtio/vnet_tx.c \
-                    drivers/virtio/virtqueue.c tests/fuzz/netrx/device.c kernel/trace.c
+                    drivers/virtio/virtqueue.c tests/fuzz/netrx/device.c kernel/trace.c tests/unit/vnet_host.c
 VNET_NOTIFY_DEPS := $(wildcard drivers/virtio/*.h tests/fuzz/netrx/*.h kernel/kernel.h)
 UNIT_TESTS += vnet_notify
 UNIT_SRCS_vnet_notify := $(VNET_NOTIFY_SRCS)

@@ -1,0 +1,48 @@
+/*
+ * vnet_host.c: the kernel's stand-ins the virtio-net driver tests share
+ * (test_vnet_notify.c, test_vnet_offload.c and their second builds): quiet
+ * kprintf and trace, no string options, a 1 GHz TSC for kernel/trace.c, and
+ * panic and the simulated device's harness_fail ending the test with their
+ * message. Each test keeps its own clock_ns() and kernel_option_long(),
+ * which are what it varies.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include "kernel/kernel.h"
+#include "tests/fuzz/netrx/netrx.h"
+
+uint64_t clock_tsc_hz(void) { return 1000000000; } /* kernel/trace.c reads the real TSC */
+const char *kernel_option(const char *key) { (void)key; return NULL; }
+int kprintf(const char *fmt, ...) { (void)fmt; return 0; }
+void trace(const char *fmt, ...) { (void)fmt; }
+
+static void vfail(const char *what, const char *fmt, va_list ap)
+{
+	char buf[256];
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	fail_msg("%s: %s", what, buf);
+	abort();
+}
+
+void panic(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail("panic", fmt, ap);
+	va_end(ap);
+	abort();
+}
+
+void harness_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail("device", fmt, ap);
+	va_end(ap);
+	abort();
+}
