@@ -224,9 +224,9 @@ void vnet_tx_batch_end(void)
 	if (nic.tx_batch == VNET_TX_BATCH_NONE || --nic.tx_batch_depth > 0)
 		return;
 	KASSERT(nic.tx_batch_depth == 0);
-	if (nic.tx_batching && nic.tx_unpublished)
-		nic.st.tx_batches++;
 	nic.tx_batching = false;
-	if (nic.tx_unpublished)
+	if (nic.tx_unpublished) { /* set only while batching */
+		nic.st.tx_batches++;
 		publish();
+	}
 }
