@@ -16,8 +16,13 @@
 #   make test-qemu10     a few integration tests under QEMU 10 (fetches it)
 #   make bench-fixes     what each fix is worth: the Linux guest and the named
 #                        variants (mk/variants.mk) through the six loads, tap
-#                        back-end (BACKENDS="tap user" for both), REPS=3,
-#                        LOAD_SECS=3, builds alternating in each repetition;
+#                        back-end (BACKENDS="tap user" for both), REPS=11,
+#                        LOAD_SECS=1, builds alternating in each repetition
+#                        (many short boots, not a few long ones: this host's
+#                        speed drifts by 2x over seconds whatever the build,
+#                        and with 3 boots a build that does the same work as
+#                        `all` beats `all`'s fastest boot one time in five;
+#                        with 11, about one in 160);
 #                        fixes.md (steps, leave-one-out, the write-up's ideas,
 #                        the write-up's figures beside ours, where a request's
 #                        time goes), counters.csv, trace.md, fixes.png in
@@ -25,7 +30,10 @@
 #                        FIXES_SET=steps (linux, baseline, the steps, all),
 #                        loo (linux, all, all-minus-*), ideas (linux, all,
 #                        idea-*) or all (every one of them, the default: 27
-#                        guests, about 45 min here).
+#                        guests, about 40 min here at REPS=11). fixes.md
+#                        opens with the verdict: is `all` at least as fast
+#                        as baseline, every step and every all-minus build
+#                        at every load, and idle at or below 0.5%?
 #   make bench-fixes QUICK=1   smoke run: linux, baseline, all; tap; 1 rep;
 #                        loads k64 c16; about 2 minutes
 #   make bench-fixes-report DIR=...   counters.csv and fixes.md again
@@ -95,7 +103,14 @@ BENCH_SETTINGS := QUICK GUESTS BACKENDS EMULATORS PLACEMENTS PIN PIN_CORES LOADG
 	IDLE_SECS LOADS REF OUT MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT INCLUDE_BUSY WRK_THREADS UK_HTTPD
 BENCH_ENV = BUILD=$(BUILD) $(foreach v,$(BENCH_SETTINGS),$(if $($(v)),$(v)='$($(v))'))
 
-bench: $(HTTPD_HOST) $(HTTPD_HOST).flags linux-guest deps
+# The host's own speed, recorded at the start and end of a batch.
+HOSTPROBE := $(BUILD)/bench/hostprobe
+$(HOSTPROBE): bench/hostprobe.c | $(PKG_STAMP)
+	@mkdir -p $(@D)
+	$(or $(HOST_CC),gcc) -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -o $@ $<
+TEST_DEPS += $(HOSTPROBE)
+
+bench: $(HTTPD_HOST) $(HTTPD_HOST).flags linux-guest deps $(HOSTPROBE)
 	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
 	$(BENCH_ENV) bench/run-bench
 
@@ -127,13 +142,13 @@ else
 FIXES_VARIANTS := $(strip $(if $(filter steps all,$(FIXES_SET)),$(FIXES_STEPS)) \
 	$(if $(filter loo all,$(FIXES_SET)),$(filter-out $(FIXES_STEPS),$(FIXES_LOO))) \
 	$(if $(filter ideas all,$(FIXES_SET)),$(filter-out $(FIXES_STEPS) $(FIXES_LOO),$(FIXES_IDEAS))))
-FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),3) LOAD_SECS=$(or $(LOAD_SECS),3) \
+FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),11) LOAD_SECS=$(or $(LOAD_SECS),1) \
 	IDLE_SECS=$(or $(IDLE_SECS),5) $(if $(LOADS),LOADS='$(LOADS)')
 endif
 FIXES_GUESTS := linux $(foreach v,$(FIXES_VARIANTS),$(v)=uk:build/apps/httpd-$(v).elf)
 
 .PHONY: bench-fixes bench-fixes-report
-bench-fixes: linux-guest deps
+bench-fixes: linux-guest deps $(HOSTPROBE)
 	@case "$(FIXES_SET)" in steps | loo | ideas | all) ;; *) echo "FIXES_SET must be steps, loo, ideas or all" >&2; exit 2 ;; esac
 	@for v in $(FIXES_VARIANTS); do $(MAKE) --no-print-directory VARIANT=$$v variant >/dev/null || exit 1; done
 	@out='$(or $(OUT),bench/results/fixes-$(shell date +%Y%m%d-%H%M%S))'; \

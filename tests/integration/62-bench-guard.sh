@@ -20,7 +20,7 @@ echo "3.50 2.00 1.00 3/200 12345" >"$tmp/busy"
 run() { # OUT-NAME settings...: run-bench on a tiny native batch
 	local out=$tmp/$1
 	shift
-	env GUESTS=native BACKENDS=user LOADS=k1 REPS=1 LOAD_SECS=1 IDLE_SECS=0 LOADAVG_FILE="$tmp/busy" \
+	env GUESTS=native BACKENDS=user LOADS=k1 REPS=1 LOAD_SECS=1 IDLE_SECS=0 HOSTPROBE_SECS=0.25 LOADAVG_FILE="$tmp/busy" \
 		OUT="$out" "$@" "$ROOT/bench/run-bench" >"$out.log" 2>&1
 }
 
@@ -58,6 +58,13 @@ grep -qx 'guard: FORCED: 1-minute load average 3.50 > MAX_LOAD 1.0 at start (FOR
 	fail "meta.txt does not mark the batch forced"
 grep -qx 'load at start: 3.50 2.00 1.00' "$m" && grep -qx 'load at end: 3.50 2.00 1.00' "$m" || fail "meta.txt lacks the load at start and end"
 grep -qE '^flagged runs: [0-9]+ of [0-9]+ ' "$m" || fail "meta.txt lacks the flagged runs"
+for when in start end; do
+	for kib in 256 2048 8192; do
+		grep -qE "^host probe $when( \(core [0-9]+\))?: $kib KiB: min [0-9]+ median [0-9]+ max [0-9]+ M updates/s over [0-9]+ windows of 250 ms\$" "$m" ||
+			fail "meta.txt lacks the host probe at $when for $kib KiB"
+	done
+	[ -s "$(dirname "$m")/raw/hostprobe-$when.txt" ] || fail "no raw/hostprobe-$when.txt"
+done
 grep -qE '^image native: .*build/host/httpd, .*-O2' "$m" || fail "meta.txt lacks the native image's build flags"
 grep -qF '**FORCED batch, not a quiet host:**' "$tmp/forced/summary.md" || fail "summary.md does not say the batch was forced"
 grep -qF 'Load average (1, 5, 15 min) at start: 3.50 2.00 1.00; at end: 3.50 2.00 1.00.' "$tmp/forced/summary.md" ||
