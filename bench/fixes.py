@@ -206,6 +206,63 @@ class Fixes:
             rows.append(row)
         return rows
 
+    # all must be at least as fast as each of these (issue 11's criterion):
+    # baseline, every step short of all, every all-minus-SWITCH.
+    IDLE_LIMIT_PCT = 0.5  # and idle at or below this much of a core
+
+    def rivals(self):
+        names = [g for _, g in step_rows(self.guests) + loo_rows(self.guests)]
+        return [g for g in ordered(names, []) if g not in ("linux", "all")]
+
+    def verdict_rows(self, backend):
+        """Per load: all, the fastest rival, and whether all holds. all holds
+        when its median is at least the rival's, or the rival's median lies
+        within all's own runs (a tie: the spread of one build's boots on this
+        host is as wide as that); it is behind otherwise."""
+        rows = []
+        for load in self.loads:
+            mine = self.rps(backend, "all", load)
+            best, best_st = None, None
+            for g in self.rivals():
+                st = self.rps(backend, g, load)
+                if st.median is not None and (best_st is None or st.median > best_st.median):
+                    best, best_st = g, st
+            if mine.median is None or best_st is None:
+                continue
+            if mine.median >= best_st.median:
+                word = "ahead"
+            elif best_st.median <= mine.high:
+                word = "tie"
+            else:
+                word = "behind"
+            rows.append([load, mine.fmt(), f"{best}: {best_st.fmt()}", f"x{mine.median / best_st.median:.2f}", word])
+        return rows
+
+    def idle_stat(self, backend, guest):
+        ok = [b for b in self.boots if b["backend"] == backend and b["guest"] == guest and b["status"] == "ok"]
+        return Stat([num(b["idle_cpu_pct"]) for b in ok])
+
+    def verdict(self, backend):
+        """Lines of the verdict section, or [] without all and a rival."""
+        rows = self.verdict_rows(backend)
+        if not rows:
+            return []
+        behind = [r[0] for r in rows if r[4] == "behind"]
+        idle = self.idle_stat(backend, "all")
+        idle_ok = idle.median is not None and idle.high <= self.IDLE_LIMIT_PCT
+        held = not behind and idle_ok
+        out = [f"## Is `all` the fastest build? back-end `{backend}`", "",
+               "`all` against the fastest of baseline, the steps and the all-minus builds at each "
+               "load: ahead (its median is at least the rival's), tie (the rival's median lies "
+               "within all's runs) or behind.", "",
+               md_table(["load", "all", "fastest rival", "all / rival", "verdict"], rows), "",
+               f"Idle CPU of `all`: {idle.fmt(2)}{'%' if idle.n else ''} (limit {self.IDLE_LIMIT_PCT}%).", "",
+               "Verdict: " + ("held at every load." if held else
+                              "not held: " + ", ".join(
+                                  ([f"behind at {' '.join(behind)}"] if behind else [])
+                                  + ([] if idle_ok else ["idle CPU above the limit"])) + "."), ""]
+        return out
+
     def variants(self):
         """Unikernel variants in report order: steps, then leave-one-out."""
         names = [g for _, g in step_rows(self.guests) + loo_rows(self.guests) if g != "linux"]
@@ -350,6 +407,8 @@ class Fixes:
                 "answer and no other process took its CPU (busy); [n=K/M]: only K of M runs were clean; "
                 "!: a listen overflow on the host (user back-end); ~: the guest's shutdown was unclean. Loads: " + ", ".join(f"{k} = {v}" for k, v in LOADS.items() if k in self.loads)
                 + ".", ""]
+        for backend in self.backends:
+            out += self.verdict(backend)
         for backend in self.backends:
             out += [f"## Steps, back-end `{backend}`", "",
                     "Each row adds one switch to the row above; xG = its median over the row above's.", "",
