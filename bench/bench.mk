@@ -16,13 +16,13 @@
 #   make test-qemu10     a few integration tests under QEMU 10 (fetches it)
 #   make bench-fixes     what each fix is worth: the Linux guest and the named
 #                        variants (mk/variants.mk) through the six loads, tap
-#                        back-end (BACKENDS="tap user" for both), REPS=11,
+#                        back-end (BACKENDS="tap user" for both), REPS=15,
 #                        LOAD_SECS=1, builds alternating in each repetition
 #                        (many short boots, not a few long ones: this host's
 #                        speed drifts by 2x over seconds whatever the build,
 #                        and with 3 boots a build that does the same work as
 #                        `all` beats `all`'s fastest boot one time in five;
-#                        with 11, about one in 160);
+#                        with 15, about one in 900);
 #                        fixes.md (steps, leave-one-out, the write-up's ideas,
 #                        the write-up's figures beside ours, where a request's
 #                        time goes), counters.csv, trace.md, fixes.png in
@@ -30,7 +30,7 @@
 #                        FIXES_SET=steps (linux, baseline, the steps, all),
 #                        loo (linux, all, all-minus-*), ideas (linux, all,
 #                        idea-*) or all (every one of them, the default: 27
-#                        guests, about 40 min here at REPS=11). fixes.md
+#                        guests, about 55 min here). fixes.md
 #                        opens with the verdict: is `all` at least as fast
 #                        as baseline, every step and every all-minus build
 #                        at every load, and idle at or below 0.5%?
@@ -142,7 +142,7 @@ else
 FIXES_VARIANTS := $(strip $(if $(filter steps all,$(FIXES_SET)),$(FIXES_STEPS)) \
 	$(if $(filter loo all,$(FIXES_SET)),$(filter-out $(FIXES_STEPS),$(FIXES_LOO))) \
 	$(if $(filter ideas all,$(FIXES_SET)),$(filter-out $(FIXES_STEPS) $(FIXES_LOO),$(FIXES_IDEAS))))
-FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),11) LOAD_SECS=$(or $(LOAD_SECS),1) \
+FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),15) LOAD_SECS=$(or $(LOAD_SECS),1) \
 	IDLE_SECS=$(or $(IDLE_SECS),5) $(if $(LOADS),LOADS='$(LOADS)')
 endif
 FIXES_GUESTS := linux $(foreach v,$(FIXES_VARIANTS),$(v)=uk:build/apps/httpd-$(v).elf)
