@@ -3,6 +3,8 @@
  * 2, which needs no interrupt); clock_ns() scales TSC ticks since the loader
  * started into nanoseconds. Wall-clock time is the CMOS RTC read at boot plus
  * monotonic time since. Also newlib's clock_gettime, nanosleep and usleep.
+ * The kernel's own timer is the local APIC's (timer.c); the PIT's channel 0,
+ * which the BIOS left ticking, is stopped here.
  */
 #include <errno.h>
 #include <time.h>
@@ -63,6 +65,21 @@ static uint64_t calibrate_tsc(void)
 	return (rdtsc() - t0) * 1000 / CALIBRATE_MS;
 }
 
+/*
+ * The BIOS leaves PIT channel 0 as an 18.2 Hz rate generator. Its interrupt
+ * is masked here, but the emulated PIT still runs a host timer for every
+ * edge of its output: under QEMU that woke the main loop 18 times a second
+ * with the guest parked (measured: QEMU's main thread at 0.31% of a core
+ * with nothing to do). Mode 0 with the longest count fires once, 55 ms
+ * from now, and then holds its output: no more edges, no more host timers.
+ */
+static void stop_pit_channel0(void)
+{
+	outb(0x43, 0x30); /* channel 0, lo/hi byte, mode 0 (interrupt on terminal count) */
+	outb(0x40, 0);
+	outb(0x40, 0);    /* a count of 0 is 65,536 */
+}
+
 static uint8_t cmos(uint8_t reg)
 {
 	outb(0x70, reg);
@@ -112,6 +129,7 @@ void clock_init(uint64_t tsc_at_boot)
 	if (tsc_hz < 1000000)
 		panic("TSC calibration failed (%lu Hz)", tsc_hz);
 	ns_mult = (uint64_t)(((unsigned __int128)NSEC_PER_SEC << 32) / tsc_hz);
+	stop_pit_channel0();
 	realtime_at_boot_ns = read_rtc_ns() - clock_ns();
 }
 

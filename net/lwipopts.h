@@ -67,6 +67,10 @@
 #define LWIP_UDP 1
 #define LWIP_TCP 1
 #define LWIP_DHCP 1
+/* In lwIP 2.1.3 this only makes two timer functions public (checked:
+ * timeouts.c and timeouts.h are its only users); net.c needs one of them,
+ * lwip_cyclic_timer, to take DHCP's timers off when the address is static. */
+#define LWIP_TESTMODE 1
 /* DHCP normally probes the offered address with ARP before binding, which
  * costs about a second of boot under TCG. On the virtual LANs this runs on
  * the DHCP server is the only source of addresses, so skip the probe. */

@@ -132,6 +132,24 @@ static int dhcp_configure(void)
 	return 0;
 }
 
+/*
+ * A static address has no lease to look after, but lwIP starts its DHCP
+ * timers with its others at lwip_init(): the fine one every 500 ms. With
+ * no traffic they are what wakes the parked CPU most often (twice a second
+ * against ARP's and reassembly's once, which fall due together), and each
+ * wake costs QEMU about a millisecond of host CPU under TCG. So without
+ * DHCP they are taken off lwIP's list. (lwip_cyclic_timer, the wrapper lwIP
+ * queues each cyclic timer under, is public with LWIP_TESTMODE: lwipopts.h.)
+ */
+static void stop_dhcp_timers(void)
+{
+	for (int i = 0; i < lwip_num_cyclic_timers; i++) {
+		lwip_cyclic_timer_handler h = lwip_cyclic_timers[i].handler;
+		if (h == dhcp_fine_tmr || h == dhcp_coarse_tmr)
+			sys_untimeout(lwip_cyclic_timer, LWIP_CONST_CAST(void *, &lwip_cyclic_timers[i]));
+	}
+}
+
 static void print_config(bool dhcp)
 {
 	const uint8_t *mac = net_if.hwaddr;
@@ -170,6 +188,8 @@ static int net_start(void)
 	bool dhcp = have_ip == 0;
 	if (dhcp && (rc = dhcp_configure()) < 0)
 		return rc;
+	if (!dhcp)
+		stop_dhcp_timers();
 	print_config(dhcp);
 	return 0;
 }
