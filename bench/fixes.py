@@ -238,9 +238,11 @@ class Fixes:
             rows.append([load, mine.fmt(), f"{best}: {best_st.fmt()}", f"x{mine.median / best_st.median:.2f}", word])
         return rows
 
+    def ok_boots(self, backend, guest):
+        return [b for b in self.boots if b["backend"] == backend and b["guest"] == guest and b["status"] == "ok"]
+
     def idle_stat(self, backend, guest):
-        ok = [b for b in self.boots if b["backend"] == backend and b["guest"] == guest and b["status"] == "ok"]
-        return Stat([num(b["idle_cpu_pct"]) for b in ok])
+        return Stat([num(b["idle_cpu_pct"]) for b in self.ok_boots(backend, guest)])
 
     def verdict(self, backend):
         """Lines of the verdict section, or [] without all and a rival."""
@@ -303,7 +305,7 @@ class Fixes:
                 continue
             row = [g]
             for backend in self.backends:
-                ok = [b for b in self.boots if b["backend"] == backend and b["guest"] == g and b["status"] == "ok"]
+                ok = self.ok_boots(backend, g)
                 idle = Stat([num(b["idle_cpu_pct"]) for b in ok])
                 row += [Stat([num(b["boot_s"]) for b in ok]).fmt(2), idle.fmt(2) + ("%" if idle.n else "")]
             rows.append(row)

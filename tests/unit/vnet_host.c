@@ -21,7 +21,7 @@ const char *kernel_option(const char *key) { (void)key; return NULL; }
 int kprintf(const char *fmt, ...) { (void)fmt; return 0; }
 void trace(const char *fmt, ...) { (void)fmt; }
 
-static void vfail(const char *what, const char *fmt, va_list ap)
+__attribute__((noreturn)) static void vfail(const char *what, const char *fmt, va_list ap)
 {
 	char buf[256];
 	vsnprintf(buf, sizeof buf, fmt, ap);
@@ -33,16 +33,12 @@ void panic(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vfail("panic", fmt, ap);
-	va_end(ap);
-	abort();
+	vfail("panic", fmt, ap); /* ends the test: no va_end */
 }
 
 void harness_fail(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vfail("device", fmt, ap);
-	va_end(ap);
-	abort();
+	vfail("device", fmt, ap); /* ends the test: no va_end */
 }
