@@ -24,6 +24,7 @@ compares them. Standard library only (Debian's python3).
 """
 import argparse
 import csv
+import gzip
 import os
 import shutil
 import subprocess
@@ -500,12 +501,15 @@ def console_name(run):
 
 
 def read_counters(path):
-    """counters.csv rows; [] when there is none (e.g. only Linux guests)."""
-    try:
-        with open(path, newline="") as f:
-            return list(csv.DictReader(f))
-    except OSError:
-        return []
+    """counters.csv rows, or counters.csv.gz's (how a committed batch keeps a
+    big one); [] when there is neither (e.g. only Linux guests)."""
+    for name, opener in ((path, open), (path + ".gz", gzip.open)):
+        try:
+            with opener(name, "rt", newline="") as f:
+                return list(csv.DictReader(f))
+        except OSError:
+            continue
+    return []
 
 
 def main(argv):

@@ -140,6 +140,14 @@ has "| c16 | 1250 (1240-1260) | all-minus-writev: 1261 (1261-1261) | x0.99 | beh
 grep -qxF "Verdict: not held: behind at c16." "$md" || fail "behind at c16 is not 'not held'"
 md=$tmp/fixes.md
 
+echo "== a committed batch's counters.csv.gz reads as its counters.csv"
+rm -rf "$tmp/gz" && mkdir "$tmp/gz" && cp "$tmp/runs.csv" "$tmp/guests.csv" "$tmp/meta.txt" "$tmp/gz/"
+gzip -c "$tmp/counters.csv" >"$tmp/gz/counters.csv.gz"
+"$py" "$ROOT/bench/fixes.py" --no-chart "$tmp/gz" >/dev/null 2>&1 || fail "fixes.py failed on counters.csv.gz"
+"$py" "$ROOT/bench/fixes.py" --no-chart "$tmp" >/dev/null 2>&1 || fail "fixes.py failed"
+diff <(grep -A3 '^## Counters' "$tmp/fixes.md") <(grep -A3 '^## Counters' "$tmp/gz/fixes.md") >/dev/null &&
+	grep -qF '| all | 4.00 | 5.00 |' "$tmp/gz/fixes.md" || fail "counters.csv.gz did not give the counters tables"
+
 echo "== the switch order is mk/variants.mk's"
 want=$(sed -n 's/^SWITCH_NAMES := //p' "$ROOT/mk/variants.mk")
 got=$(cd "$ROOT/bench" && "$py" -c 'import fixes; print(" ".join(s for s, _ in fixes.SWITCHES))')
