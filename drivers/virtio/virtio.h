@@ -94,6 +94,9 @@ struct vnet_stats {
 	uint64_t kicks_dropped;         /* notifies left unsent by fault injection (vnet_drop_kicks) */
 	uint64_t tx_batches;            /* brackets that held frames back and published them at their end */
 	uint64_t tx_batched_frames;     /*   the frames they held */
+	uint64_t tx_holds;              /* notify decisions held while received frames waited (vnet_tx_batch=3) */
+	uint64_t tx_held_publishes;     /*   publishes made under them */
+	uint64_t tx_holds_parked;       /*   decided early because the CPU might park */
 };
 
 /* Find and start the device. 0, or a negative errno after printing why. */
@@ -135,10 +138,14 @@ int vnet_tx_reclaim(void);
  * the outermost end are published together at the end, with one notify
  * decision. `burst` says the poll has more than one thing to answer (frames
  * waiting, sockets listed); kernel option vnet_tx_batch chooses which polls
- * batch: 0 none, 1 every one, 2 (the default) bursts only. Brackets nest. */
-enum { VNET_TX_BATCH_NONE, VNET_TX_BATCH_ALL, VNET_TX_BATCH_BURSTS };
+ * batch: 0 none, 1 every one, 2 bursts only, 3 (the default) bursts, and a
+ * publish made while received frames wait holds its notify (vnet_tx.c).
+ * Brackets nest. */
+enum { VNET_TX_BATCH_NONE, VNET_TX_BATCH_ALL, VNET_TX_BATCH_BURSTS, VNET_TX_BATCH_HOLD };
 void vnet_tx_batch_begin(bool burst);
 void vnet_tx_batch_end(void);
+/* O(1): a notify decision is held while received frames wait (vnet_tx.c). */
+bool vnet_tx_held(void);
 /* O(1): the device has returned at least two received buffers (a burst). */
 bool vnet_rx_burst(void);
 

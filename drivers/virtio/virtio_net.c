@@ -166,6 +166,7 @@ bool vnet_rx_irq_enable(bool on)
 		vq_disable_cb(vq);
 		return false;
 	}
+	vnet_tx_hold_park(); /* the CPU may park next: no notify decision waits */
 	nic.rx_irqs_at_arm = nic.st.rx_interrupts;
 	nic.rx_armed_at = clock_ns();
 	bool arrived = vq_enable_cb(vq);
@@ -194,6 +195,8 @@ bool vnet_service_due(void)
 	if (!nic.present)
 		return false;
 	if (nic.repair && (vq_kick_owed(&nic.rx.vq) || vq_kick_owed(&nic.tx.vq)))
+		return true;
+	if (vnet_tx_held()) /* a notify decision waits for a poll */
 		return true;
 	if (!vnet_tx_outstanding())
 		return false;
@@ -310,10 +313,10 @@ int vnet_init(void)
 	if (virtio_pci_probe(&nic.vp, pci) < 0)
 		return -ENODEV;
 	nic.repair = kernel_option_long("vnet_repair", 1) != 0;
-	nic.tx_batch = (int)kernel_option_long("vnet_tx_batch", VNET_TX_BATCH_BURSTS); /* see vnet_tx.c */
-	if (nic.tx_batch < VNET_TX_BATCH_NONE || nic.tx_batch > VNET_TX_BATCH_BURSTS) {
-		kprintf("virtio-net: vnet_tx_batch=%d is not 0, 1 or 2; using 2 (bursts)\n", nic.tx_batch);
-		nic.tx_batch = VNET_TX_BATCH_BURSTS;
+	nic.tx_batch = (int)kernel_option_long("vnet_tx_batch", VNET_TX_BATCH_HOLD); /* see vnet_tx.c */
+	if (nic.tx_batch < VNET_TX_BATCH_NONE || nic.tx_batch > VNET_TX_BATCH_HOLD) {
+		kprintf("virtio-net: vnet_tx_batch=%d is not 0, 1, 2 or 3; using 3 (hold)\n", nic.tx_batch);
+		nic.tx_batch = VNET_TX_BATCH_HOLD;
 	}
 	nic.drop_kicks = one_in("vnet_drop_kicks");
 	nic.drop_rx = one_in("vnet_drop_rx");
@@ -388,9 +391,11 @@ void vnet_stats_print(void)
 		"tx watchdog kicks %lu (lost %lu, late %lu); rx lost interrupts %lu; kicks dropped %lu; repair %s\n",
 		s->rx_kicks_repaired, s->tx_kicks_repaired, s->tx_watchdog_kicks, s->tx_watchdog_lost,
 		s->tx_watchdog_late, s->rx_lost_interrupts, s->kicks_dropped, nic.repair ? "on" : "off");
-	static const char *const batch_mode[] = { "none", "all", "bursts" };
+	static const char *const batch_mode[] = { "none", "all", "bursts", "hold" };
 	kprintf("virtio-net: tx batches %lu (held %lu frames); batching %s\n", s->tx_batches,
 		s->tx_batched_frames, batch_mode[nic.tx_batch]);
+	kprintf("virtio-net: tx notify holds %lu (publishes %lu, decided for a park %lu)\n", s->tx_holds,
+		s->tx_held_publishes, s->tx_holds_parked);
 	/* Where each ring stands: the driver's published and consumed indexes,
 	 * the device's, and the event indexes each side asked for. */
 	for (int q = 0; q < 2; q++) {

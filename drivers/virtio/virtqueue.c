@@ -155,6 +155,12 @@ bool vq_kick_prepare(struct virtqueue *vq)
 	return kick;
 }
 
+void vq_expose(struct virtqueue *vq)
+{
+	barrier(); /* descriptors and ring entries before the index */
+	*(volatile uint16_t *)&vq->avail->idx = vq->avail_idx;
+}
+
 bool vq_wish_unnotified(const struct virtqueue *vq)
 {
 	uint16_t published = vq->kicked_avail_idx;

@@ -103,6 +103,10 @@ int vq_add(struct virtqueue *vq, const struct vq_buf *bufs, int nout, int nin, v
 /* Publish what vq_add() queued and say whether the device wants a notify:
  * decided over the whole batch since the last call (old and new avail idx). */
 bool vq_kick_prepare(struct virtqueue *vq);
+/* Make what vq_add() queued visible to the device without deciding about a
+ * notify: a device that is working takes it; the next vq_kick_prepare()
+ * decides over it with the rest (its range starts at the last decision). */
+void vq_expose(struct virtqueue *vq);
 
 /* The device's state shows a notification it is owed: it asked (avail_event
  * with EVENT_IDX, its used flags without) to be notified of an entry we have

@@ -83,6 +83,8 @@ struct vnet_dev {
 	int tx_batch_depth;           /* vnet_tx_batch_begin()s not yet ended */
 	bool tx_batching;             /* this bracket holds frames back until its end */
 	bool tx_unpublished;          /* frames added in a batch and not yet published */
+	bool tx_held;                 /* frames exposed with their notify decision held (vnet_tx_batch=3) */
+	unsigned tx_held_polls;       /*   polls ended with it held and frames still waiting */
 	bool rx_armed;                /* rx interrupt on and nothing was waiting (a park may follow) */
 	uint64_t rx_irqs_at_arm;      /* rx_interrupts when it was turned on */
 	uint64_t rx_armed_at;         /* clock_ns() then */
@@ -102,5 +104,9 @@ void vnet_rx_fill(void);
 bool vnet_tx_outstanding(void);
 /* vnet_tx.c: with frames outstanding, when the watchdog fires (see there). */
 uint64_t vnet_tx_watch(uint64_t now);
+/* vnet_tx.c, a held notify (see there, "Holding a notify"): decide it if no
+ * frames wait; decide it now (the CPU may park). */
+void vnet_tx_hold_check(void);
+void vnet_tx_hold_park(void);
 
 #endif

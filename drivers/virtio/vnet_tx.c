@@ -25,7 +25,8 @@ void vnet_set_tx_done(vnet_tx_done_fn done) { nic.tx_done = done; }
 bool vnet_tx_outstanding(void)
 {
 	struct virtqueue *vq = &nic.tx.vq;
-	return *(volatile uint16_t *)&vq->used->idx != vq->kicked_avail_idx;
+	/* What the device can see: decided about, or exposed under a hold. */
+	return *(volatile uint16_t *)&vq->used->idx != *(volatile uint16_t *)&vq->avail->idx;
 }
 
 /* With frames outstanding: when the watchdog fires, TX_WATCHDOG_NS after the
@@ -71,6 +72,7 @@ int vnet_tx_reclaim(void)
 	int n = 0;
 	if (!nic.present)
 		return 0;
+	vnet_tx_hold_check();
 	vnet_repair(&nic.tx.vq, &nic.st.tx_kicks_repaired);
 	tx_watchdog();
 	while (vq_get_used(&nic.tx.vq, &cookie, &len)) {
@@ -125,6 +127,65 @@ static const struct virtio_net_hdr *offload_header(const struct vnet_tx_offload 
 	return h;
 }
 
+/* Publish what was added and notify the device if it asked. */
+static void decide(void)
+{
+	nic.tx_held = false;
+	if (vnet_kick(&nic.tx.vq))
+		nic.st.tx_kicks++;
+	trace_mark(TP_KICK);
+}
+
+/*
+ * Holding a notify (vnet_tx_batch=3). Under load the device's transmit side
+ * runs in QEMU's I/O thread, on the core the load generator shares; each
+ * notify that finds it idle wakes it for the frames of one poll, and under
+ * TCG the notify's MMIO write waits for QEMU's big lock, which that thread
+ * holds while it works. A reply made while the device has already handed us
+ * the next frames needs no notify of its own: the poll that takes them makes
+ * replies too, and one notify can carry all of them. So a publish that finds
+ * received frames waiting exposes its frames (a device still working takes
+ * them unasked) and holds the notify decision; the first publish, poll start
+ * or poll end that finds none waiting makes it, over everything held, and so
+ * does the end of the TX_HOLD_POLLS-th poll held. A hold never waits for
+ * time: a lone request's reply, with nothing behind it, is decided at once.
+ * Nothing held outlives a park: turning the receive interrupt on decides
+ * first (vnet_rx_irq_enable).
+ */
+#define TX_HOLD_POLLS 8
+
+/* Whether this publish holds its notify decision; exposes the frames if so. */
+static bool hold(void)
+{
+	if (!vq_has_used(&nic.rx.vq) || (nic.tx_held && nic.tx_held_polls >= TX_HOLD_POLLS))
+		return false; /* decide, over everything held */
+	if (!nic.tx_held) {
+		nic.tx_held = true;
+		nic.tx_held_polls = 0;
+		nic.st.tx_holds++;
+	}
+	vq_expose(&nic.tx.vq);
+	nic.st.tx_held_publishes++;
+	return true;
+}
+
+/* Make the decision a hold owes once no frames wait (or, at a poll's end,
+ * its polls are spent), or at once when the CPU may park. */
+static void hold_settle(bool poll_end, bool parking)
+{
+	if (!nic.tx_held)
+		return;
+	if (!parking && vq_has_used(&nic.rx.vq) && (nic.tx_held_polls += poll_end) < TX_HOLD_POLLS)
+		return;
+	if (parking)
+		nic.st.tx_holds_parked++;
+	decide();
+}
+
+void vnet_tx_hold_check(void) { hold_settle(false, false); }
+void vnet_tx_hold_park(void) { hold_settle(false, true); }
+bool vnet_tx_held(void) { return nic.tx_held; }
+
 static void publish(void);
 
 int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie, const struct vnet_tx_offload *off)
@@ -176,13 +237,13 @@ int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie, const struct vne
 	return 0;
 }
 
-/* Publish what was added and notify the device if it asked. */
+/* Publish what was added, deciding about a notify unless a hold takes it. */
 static void publish(void)
 {
 	nic.tx_unpublished = false;
-	if (vnet_kick(&nic.tx.vq))
-		nic.st.tx_kicks++;
-	trace_mark(TP_KICK);
+	if (nic.tx_batch == VNET_TX_BATCH_HOLD && hold())
+		return;
+	decide();
 }
 
 /*
@@ -203,12 +264,14 @@ static void publish(void)
  *      notifies at ab -c 64 from 1.0 to 0.29 per request and gained 8-27% at
  *      k8, k64, c16 and c64, but lost 15-19% at k1 and c1, where a poll has
  *      one frame to answer and nothing to share a notify with.
- *   2  bursts (the default): only a poll that begins with two or more frames
+ *   2  bursts: only a poll that begins with two or more frames
  *      waiting on the device, or two or more sockets listed for egress, holds
  *      its frames; a lone request's reply leaves as it is made, as with 0.
  *      The fixes batch of 2026-12-01 showed the busy-polling naive builds
  *      ahead of `all` at c16 and c64 by sending fewer notifies (0.5-0.9 per
  *      request against 1.2): the requests/s there follow the notifies.
+ *   3  hold (the default): as 2, and a publish made while received frames
+ *      wait holds its notify decision (see "Holding a notify" above).
  */
 void vnet_tx_batch_begin(bool burst)
 {
@@ -229,4 +292,5 @@ void vnet_tx_batch_end(void)
 		nic.st.tx_batches++;
 		publish();
 	}
+	hold_settle(true, false);
 }
