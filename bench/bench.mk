@@ -137,13 +137,13 @@ FIXES_IDEAS := all $(IDEAS)
 ifneq ($(filter-out 0,$(QUICK)),)
 FIXES_VARIANTS := baseline all
 FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),1) LOAD_SECS=$(or $(LOAD_SECS),2) \
-	IDLE_SECS=$(or $(IDLE_SECS),2) LOADS='$(or $(LOADS),k64 c16)'
+	IDLE_SECS=$(or $(IDLE_SECS),2) ORDER=$(or $(ORDER),shuffle) LOADS='$(or $(LOADS),k64 c16)'
 else
 FIXES_VARIANTS := $(strip $(if $(filter steps all,$(FIXES_SET)),$(FIXES_STEPS)) \
 	$(if $(filter loo all,$(FIXES_SET)),$(filter-out $(FIXES_STEPS),$(FIXES_LOO))) \
 	$(if $(filter ideas all,$(FIXES_SET)),$(filter-out $(FIXES_STEPS) $(FIXES_LOO),$(FIXES_IDEAS))))
 FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),15) LOAD_SECS=$(or $(LOAD_SECS),1) \
-	IDLE_SECS=$(or $(IDLE_SECS),5) $(if $(LOADS),LOADS='$(LOADS)')
+	IDLE_SECS=$(or $(IDLE_SECS),5) ORDER=$(or $(ORDER),shuffle) $(if $(LOADS),LOADS='$(LOADS)')
 endif
 FIXES_GUESTS := linux $(foreach v,$(FIXES_VARIANTS),$(v)=uk:build/apps/httpd-$(v).elf)
 

@@ -2,7 +2,8 @@
 # 62-bench-guard: bench/run-bench's quiet-host guard, with the load average
 # faked through LOADAVG_FILE (no real load needed). A busy host (3.50 > the
 # default MAX_LOAD 1.0) makes the batch refuse with exit 3 and say why, leaving
-# no results folder; MAX_LOAD above it lets it start, marked passed; FORCE=1
+# no results folder; MAX_LOAD above it lets it start, marked passed; ORDER=shuffle
+# records each repetition's order in meta.txt; FORCE=1
 # starts it, and meta.txt and summary.md say it was forced. The runs are tiny
 # native ones (the host's httpd on the user back-end, 1 s per load, no QEMU),
 # alternating two placements and both load generators, so the batch's rows,
@@ -38,6 +39,8 @@ run bad MAX_LOAD=high; rc=$?
 [ $rc = 2 ] && grep -q 'MAX_LOAD must be a number' "$tmp/bad.log" || fail "MAX_LOAD=high: exit $rc, $(cat "$tmp/bad.log")"
 run bad FORCE=yes; rc=$?
 [ $rc = 2 ] || fail "FORCE=yes: exit $rc"
+run bad ORDER=random; rc=$?
+[ $rc = 2 ] && grep -q "ORDER must be fixed or shuffle" "$tmp/bad.log" || fail "ORDER=random: exit $rc"
 run bad PLACEMENTS=vcpu7; rc=$?
 [ $rc = 2 ] && grep -q "unknown placement 'vcpu7'" "$tmp/bad.log" || fail "PLACEMENTS=vcpu7: exit $rc"
 
@@ -46,6 +49,12 @@ run passed MAX_LOAD=4 || { cat "$tmp/passed.log"; fail "the batch failed with MA
 grep -qx 'guard: passed: 1-minute load average 3.50 <= MAX_LOAD 4 at start' "$tmp/passed/meta.txt" ||
 	fail "meta.txt: $(grep guard "$tmp/passed/meta.txt")"
 grep -q 'Quiet-host guard passed' "$tmp/passed/summary.md" || fail "summary.md does not say the guard passed"
+
+echo "== ORDER=shuffle: each repetition's order is recorded"
+run shuffled MAX_LOAD=4 ORDER=shuffle REPS=2 || { cat "$tmp/shuffled.log"; fail "the shuffled batch failed"; }
+grep -q '; order: shuffle$' "$tmp/shuffled/meta.txt" && grep -qx 'order rep 1: native' "$tmp/shuffled/meta.txt" &&
+	grep -qx 'order rep 2: native' "$tmp/shuffled/meta.txt" || fail "meta.txt lacks the shuffled order: $(grep order "$tmp/shuffled/meta.txt")"
+[ "$(($(wc -l <"$tmp/shuffled/runs.csv") - 1))" = 2 ] || fail "the shuffled batch ran $(($(wc -l <"$tmp/shuffled/runs.csv") - 1)) rows, expected 2"
 
 echo "== FORCE=1 on a busy host: it runs, and says so"
 nproc_ok=$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)
