@@ -147,7 +147,9 @@ static void decide(void)
  * received frames waiting exposes its frames (a device still working takes
  * them unasked) and holds the notify decision; the first publish, poll start
  * or poll end that finds none waiting makes it, over everything held, and so
- * does the end of the TX_HOLD_POLLS-th poll held. A hold never waits for
+ * does the end of the TX_HOLD_POLLS-th poll held, and any publish or settle
+ * point that finds half the ring or more taken (a flood must not fill the
+ * ring behind a device nobody told). A hold never waits for
  * time: a lone request's reply, with nothing behind it, is decided at once.
  * Nothing held outlives a park: turning the receive interrupt on decides
  * first (vnet_rx_irq_enable).
@@ -155,9 +157,16 @@ static void decide(void)
 #define TX_HOLD_POLLS 8
 
 /* Whether this publish holds its notify decision; exposes the frames if so. */
+/* Whether a hold must end now whatever waits: its polls are spent, or the
+ * ring is half taken. */
+static bool hold_spent(void)
+{
+	return (nic.tx_held && nic.tx_held_polls >= TX_HOLD_POLLS) || vq_num_free(&nic.tx.vq) < nic.tx.vq.size / 2;
+}
+
 static bool hold(void)
 {
-	if (!vq_has_used(&nic.rx.vq) || (nic.tx_held && nic.tx_held_polls >= TX_HOLD_POLLS))
+	if (!vq_has_used(&nic.rx.vq) || hold_spent())
 		return false; /* decide, over everything held */
 	if (!nic.tx_held) {
 		nic.tx_held = true;
@@ -175,7 +184,8 @@ static void hold_settle(bool poll_end, bool parking)
 {
 	if (!nic.tx_held)
 		return;
-	if (!parking && vq_has_used(&nic.rx.vq) && (nic.tx_held_polls += poll_end) < TX_HOLD_POLLS)
+	nic.tx_held_polls += poll_end;
+	if (!parking && vq_has_used(&nic.rx.vq) && !hold_spent())
 		return;
 	if (parking)
 		nic.st.tx_holds_parked++;
