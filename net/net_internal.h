@@ -27,12 +27,17 @@ struct net_counters {
 	uint64_t tx_flattened;             /* chains copied into one pbuf (> VNET_MAX_SEGS) */
 	uint64_t tcp_timewait_recycled;    /* TIME_WAIT pcbs ended by a new SYN */
 	uint64_t tcp_synrcvd_evicted;      /* half-open pcbs ended for a new SYN (pool full) */
+	uint64_t tcp_handshake_deferred;   /* handshake-completing segments dropped: the listener's backlog was full */
 	uint64_t tcp_insane_offset;        /* segments dropped before lwIP's "insane offset" assert */
 	uint64_t polls, polls_with_work;   /* net_poll calls, and those that did something */
 	uint64_t timer_runs;               /* sys_check_timeouts calls (only when due) */
 	uint64_t waits;                    /* net_wait calls that parked the CPU */
 };
 extern struct net_counters net_counters;
+
+/* sock_lwip.c: the listener whose callback argument this is (a listening
+ * pcb's) has every backlog entry taken (tcp_hooks.c holds its handshakes). */
+bool sock_listener_full(const void *listener_arg);
 
 /* netif.c: the lwIP interface over the driver. */
 int8_t net_netif_init(struct netif *netif);               /* netif_add's init_fn */

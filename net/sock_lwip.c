@@ -173,7 +173,15 @@ void sock_setup_conn_pcb(struct sock *s, struct tcp_pcb *pcb)
 		ip_set_option(pcb, SOF_KEEPALIVE);
 }
 
-/* A connection takes the next backlog entry; its slot's socket says so. */
+bool sock_listener_full(const void *listener_arg)
+{
+	const struct sock *l = listener_arg;
+	return l && l->state == SS_LISTENING && l->pending_count == l->backlog;
+}
+
+/* A connection takes the next backlog entry; its slot's socket says so. With
+ * every entry taken the handshake does not complete (tcp_hooks.c drops the
+ * segment that would complete it), so the reset below is a backstop. */
 err_t sock_on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 {
 	struct sock *l = arg;

@@ -17,6 +17,15 @@
  *    take instead), the hook drops it and remembers the oldest half-open
  *    connection that has waited at least 4 s; the same path as above ends
  *    it and feeds the SYN again.
+ *  - A full backlog holds handshakes back: lwIP completes a handshake and
+ *    runs the accept callback on the client's ACK, and a listener with every
+ *    backlog entry taken could only reset the connection, whose client
+ *    already believes it is established and has sent its request. As Linux
+ *    does, the hook drops that ACK (and whatever the client sends with or
+ *    after it) while the backlog is full: the connection stays half-open,
+ *    the client sends again, and a later copy completes it once the
+ *    application has accepted. The pcb counts as heard from, so the
+ *    SYN_RCVD eviction below does not take it for dead.
  *  - A guard for an assertion in lwIP's receive path that any peer can
  *    trigger with one crafted segment (insane_offset below).
  */
@@ -139,6 +148,12 @@ err_t net_tcp_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen,
 		pcb_to_end = victim;
 		pcb_to_end_counter = &net_counters.tcp_synrcvd_evicted;
 		return ERR_ABRT;
+	}
+	if (pcb->state == SYN_RCVD && (flags & TCP_ACK) && !(flags & TCP_RST) && pcb->listener &&
+	    sock_listener_full(pcb->listener->callback_arg)) {
+		pcb->tmr = tcp_ticks; /* alive: not a half-open one to evict */
+		net_counters.tcp_handshake_deferred++;
+		return ERR_ABRT; /* dropped: the client sends it again */
 	}
 	if (pcb->state != TIME_WAIT)
 		return ERR_OK;
