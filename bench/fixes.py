@@ -65,7 +65,8 @@ IDEAS = [
     ("idea-zero-spin", "zero spin before parking",
      [("parks/request", "kernel.parks", "requests"), ("interrupts/request", "kernel.interrupts", "requests")]),
     ("idea-backlog16", "listen backlog 16",
-     [("backlog overflows (resets)/run", "sockets.backlog_overflows", None), ("ab failed/run", "failed", None)]),
+     [("backlog overflows (resets)/run", "sockets.backlog_overflows", None),
+      ("handshakes deferred/run", "net.handshakes_deferred", None), ("ab failed/run", "failed", None)]),
     ("idea-buf4k", "4 KiB socket buffers",
      [("frames out/request", "net.frames_out", "requests"), ("tcp_write ENOMEM/run", "sockets.tcp_write_enomem", None)]),
     ("idea-accept-skip", "accept-skip counter (listener flag off)",
@@ -342,7 +343,8 @@ class Fixes:
         for c in self.counters:
             if (c["backend"], c["guest"], c["load"]) != (backend, guest, load):
                 continue
-            if column != "sockets.backlog_overflows" and (c["rep"], backend, guest, load) not in self.clean_keys:
+            if column not in ("sockets.backlog_overflows", "net.handshakes_deferred") and \
+                    (c["rep"], backend, guest, load) not in self.clean_keys:
                 continue
             v, d = num(c.get(column)), num(c.get(per)) if per else 1
             if v is not None and d:
