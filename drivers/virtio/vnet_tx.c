@@ -127,7 +127,8 @@ static const struct virtio_net_hdr *offload_header(const struct vnet_tx_offload 
 	return h;
 }
 
-/* Publish what was added and notify the device if it asked. */
+/* Publish what was added and decide, over everything since the last
+ * decision (held frames included), whether the device wants a notify. */
 static void decide(void)
 {
 	nic.tx_held = false;
@@ -156,7 +157,6 @@ static void decide(void)
  */
 #define TX_HOLD_POLLS 8
 
-/* Whether this publish holds its notify decision; exposes the frames if so. */
 /* Whether a hold must end now whatever waits: its polls are spent, or the
  * ring is half taken. */
 static bool hold_spent(void)
@@ -164,6 +164,7 @@ static bool hold_spent(void)
 	return (nic.tx_held && nic.tx_held_polls >= TX_HOLD_POLLS) || vq_num_free(&nic.tx.vq) < nic.tx.vq.size / 2;
 }
 
+/* Whether this publish holds its notify decision; exposes the frames if so. */
 static bool hold(void)
 {
 	if (!vq_has_used(&nic.rx.vq) || hold_spent())
