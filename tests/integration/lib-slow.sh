@@ -12,9 +12,9 @@
 #                            slowprobe.py fetches / there once a second, until
 #                            slowhttptest ends: when
 #                            the server has ended every one of its connections,
-#                            or at its -l bound. Sets SLOW_HELD (most
-#                            connections established at once, as the client's
-#                            kernel saw them), SLOW_EXIT (its exit reason), SLOW_PROBES
+#                            or at its -l bound. Sets SLOW_HELD (most of
+#                            its connections established at once, as the
+#                            client's kernel saw them), SLOW_EXIT (its exit reason), SLOW_PROBES
 #                            (the probe's summary line), SLOW_WORST; returns 1
 #                            with SLOW_FAILED set unless the probes met the
 #                            mode's bound and the server ended every connection
@@ -27,14 +27,14 @@
 #
 # Each attack lasts as long as the server lets it: slowhttptest stops when
 # all its connections are closed. With httpd's defaults (head and stall
-# deadlines of 20 s) that is about 25 s after it starts; -l 60 only bounds a
+# deadlines of 20 s) that is about 25 s after it starts; -l 90 only bounds a
 # server that never ends them (the old httpd), or a guest whose clock runs
 # slow (a TSC calibrated too fast makes its 20 s last longer).
 
 SLOW_MODES="slowloris-1000 slowloris-1500 slowread-500"
 
 slow_mode() {
-	local common="-i 10 -r 200 -p 3 -l 60"
+	local common="-i 10 -r 200 -p 3 -l 90"
 	case $1 in
 	slowloris-1000) # below httpd's limit of 1024: no slot is short
 		SLOW_ARGS="-H -c 1000 -t GET -x 24 $common" SLOW_PATH=/ SLOW_WITHIN=1 SLOW_PERCENT=100 ;;
@@ -47,6 +47,12 @@ slow_mode() {
 	esac
 }
 
+# slow_sockets HOST STATE: how many of slowhttptest's TCP sockets to HOST
+# the client's kernel holds in STATE.
+slow_sockets() {
+	"${NET_EXEC[@]}" ss -Htnp state "$2" "dst $1" | grep -c '"slowhttptest"'
+}
+
 slow_attack() {
 	local host=$1 port=$2 tmp rc=0 n est ended=0
 	tmp=$(mktemp -d)
@@ -54,19 +60,25 @@ slow_attack() {
 	"${NET_EXEC[@]}" bash -c "ulimit -n 8192 && exec slowhttptest $SLOW_ARGS -u http://$host:$port$SLOW_PATH" \
 		>"$tmp/slow" 2>&1 &
 	local spid=$!
-	"${NET_EXEC[@]}" python3 "$ROOT/tests/integration/slowprobe.py" "$host" "$port" "$tmp/stop" 90 \
+	"${NET_EXEC[@]}" python3 "$ROOT/tests/integration/slowprobe.py" "$host" "$port" "$tmp/stop" 100 \
 		>"$tmp/probe" 2>&1 &
 	local ppid=$!
 	# The attack is over when the server has ended its connections: the
-	# client's kernel holds none established any more (a slow reader may
-	# still be reading what it had, so slowhttptest itself cannot tell).
+	# client's kernel holds none of slowhttptest's established, nor any
+	# still connecting (a SYN the server dropped is sent again after 1, 3,
+	# 7 s and then gets its own deadline). A slow reader may still be
+	# reading what it had, so slowhttptest itself cannot tell. Only its
+	# sockets count: a probe's connection is not the attack's, and an
+	# attack connection is not a probe's (counting "at most 3 of any" once
+	# cancelled one the server had yet to end, which it then never counted).
 	SLOW_HELD=0
-	for n in $(seq 1 90); do
+	for n in $(seq 1 100); do
 		sleep 1
 		kill -0 "$spid" 2>/dev/null || break
-		est=$("${NET_EXEC[@]}" ss -Htn state established "dst $host" | wc -l)
+		est=$(slow_sockets "$host" established)
 		[ "$est" -gt "$SLOW_HELD" ] && SLOW_HELD=$est
-		if [ "$SLOW_HELD" -ge 100 ] && [ "$est" -le 3 ]; then # 3: the probe's
+		if [ "$SLOW_HELD" -ge 100 ] && [ "$est" = 0 ] &&
+			[ "$(slow_sockets "$host" syn-sent)" = 0 ]; then
 			ended=1
 			kill -INT "$spid" 2>/dev/null
 			break
