@@ -82,6 +82,35 @@ bool executor_poll(void)
 	return progress;
 }
 
+/*
+ * An exit must not take the last frames with it: QEMU's device sends what we
+ * publish from its own thread, after our notify, and isa-debug-exit ends the
+ * process at once, so a reply sent just before exit() (a UDP echo's last
+ * datagram) could be lost. The exit polls until the device has taken every
+ * frame (held notifies decided, egress handed to lwIP), within a bound a
+ * dead device cannot stretch. Data lwIP still waits to have acknowledged is
+ * the application's to wait for (close, then read to EOF, or linger).
+ */
+#define EXIT_DRAIN_NS (NSEC_PER_SEC / 5) /* 200 ms */
+
+void executor_drain(void)
+{
+	static bool draining; /* an exit() from inside a poll must not poll again */
+	if (!source || draining)
+		return;
+	draining = true;
+	uint64_t until = clock_ns() + EXIT_DRAIN_NS;
+	while (!source->drained()) {
+		if (clock_ns() >= until) {
+			stats.exit_drain_gave_up++;
+			break;
+		}
+		stats.exit_drain_polls++;
+		source->poll();
+	}
+	draining = false;
+}
+
 /* ---- when to wake: the timed wait (switch 1) ------------------------------------ */
 
 /* The deadline a park of a wait ending at deadline_ns programs. */

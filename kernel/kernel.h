@@ -141,12 +141,15 @@ struct wait_source {
 	bool (*arm)(void);              /* interrupt on; true if work arrived meanwhile */
 	void (*disarm)(void);           /* interrupt off */
 	volatile bool *wake;            /* raised by its interrupt handler */
+	bool (*drained)(void);          /* O(1): the device has taken all it was given */
 };
 void executor_set_source(const struct wait_source *src);
 /* 0 once ready(ctx) holds, -ETIMEDOUT when deadline_ns (clock_ns time) passes. */
 int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns);
 /* One non-blocking turn: poll the source if due, run expired timers. */
 bool executor_poll(void);
+/* At exit: poll the source until it is drained, for EXIT_DRAIN_NS at most. */
+void executor_drain(void);
 
 /* ---- what runs us ------------------------------------------------------------
  * The hypervisor, from its CPUID signature (leaf 0x40000000): TCG and KVM

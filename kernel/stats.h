@@ -24,6 +24,8 @@ struct kstats {
 	uint64_t backoff_pauses;        /* PAUSEs of the naive wait's backoff */
 	uint64_t fast_wakes;            /* idea-fast-wake: polls right after an interrupt's wake */
 	uint64_t arm_rechecks;          /* work found right after re-arming */
+	uint64_t exit_drain_polls;      /* source polls at exit, waiting for it to drain */
+	uint64_t exit_drain_gave_up;    /* exits that left with the source not drained */
 	uint64_t phase_cycles[NPHASES]; /* TSC cycles per enum stats_phase */
 };
 

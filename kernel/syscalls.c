@@ -172,6 +172,8 @@ int _execve(const char *p, char *const a[], char *const e[]) { (void)p, (void)a,
 int _wait(int *status) { (void)status; return fail(ECHILD); }
 int _getpid(void) { return KERNEL_PID; }
 
+__attribute__((noreturn)) static void exit_now(int status); /* see "exit" */
+
 int _kill(int pid, int sig)
 {
 	if (pid != KERNEL_PID && pid != 0)
@@ -180,7 +182,7 @@ int _kill(int pid, int sig)
 		return 0;
 	/* Exit statuses have 7 bits here: a fatal signal ends like a panic. */
 	kprintf("kernel: killed by signal %d\n", sig);
-	_exit(KERNEL_PANIC_STATUS);
+	exit_now(KERNEL_PANIC_STATUS);
 }
 
 /* ---- memory and time ------------------------------------------------------ */
@@ -212,12 +214,19 @@ clock_t _times(struct tms *t)
 
 /* ---- exit ----------------------------------------------------------------- */
 
-void _exit(int status)
+/* An exit without the network's drain: abort() may come from inside lwIP. */
+__attribute__((noreturn)) static void exit_now(int status)
 {
 	if (!kernel_option("quiet"))
 		stats_print_all();
 	/* isa-debug-exit carries 7 bits: QEMU's status is (status << 1) | 1. */
 	kernel_exit(status & 0x7f);
+}
+
+void _exit(int status)
+{
+	executor_drain(); /* the frames handed to the device leave first */
+	exit_now(status);
 }
 
 /* ---- the names newlib and applications call -------------------------------- */

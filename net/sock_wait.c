@@ -109,6 +109,7 @@ static bool source_poll(void)
 static bool source_device_ready(void) { return vnet_rx_pending(); }
 static bool source_arm(void) { return vnet_rx_irq_enable(true) || sk.egress_head != NULL; }
 static void source_disarm(void) { vnet_rx_irq_enable(false); }
+static bool source_drained(void) { return sk.egress_head == NULL && vnet_tx_idle(); }
 
 static const struct wait_source net_source = {
 	.due = source_due,
@@ -118,6 +119,7 @@ static const struct wait_source net_source = {
 	.arm = source_arm,
 	.disarm = source_disarm,
 	.wake = &vnet_wake,
+	.drained = source_drained,
 };
 
 /* The network starts with the first socket: images that never open one never

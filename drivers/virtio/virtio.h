@@ -146,6 +146,9 @@ void vnet_tx_batch_begin(bool burst);
 void vnet_tx_batch_end(void);
 /* O(1): a notify decision is held while received frames wait (vnet_tx.c). */
 bool vnet_tx_held(void);
+/* O(1): the device has taken every frame published: none held, none it has
+ * yet to mark used. */
+bool vnet_tx_idle(void);
 /* O(1): the device has returned at least two received buffers (a burst). */
 bool vnet_rx_burst(void);
 

@@ -29,6 +29,11 @@ bool vnet_tx_outstanding(void)
 	return *(volatile uint16_t *)&vq->used->idx != *(volatile uint16_t *)&vq->avail->idx;
 }
 
+bool vnet_tx_idle(void)
+{
+	return !nic.present || (!vnet_tx_held() && !vnet_tx_outstanding());
+}
+
 /* With frames outstanding: when the watchdog fires, TX_WATCHDOG_NS after the
  * device was last seen to move (its clock starts at the first look that
  * sees it moved, or sees frames outstanding after none were). */

@@ -3,7 +3,7 @@
  * over real lwIP on an in-memory loopback interface (tests/unit/socket/):
  * connect/accept and addresses, partial reads and writes, writev as one
  * segment, backlog overflow, end of stream and resets, poll readiness, the
- * egress list's invariants, TCP_NODELAY. Time is fake: it moves only when a
+ * egress list's invariants, TCP_NODELAY, the exit's drain. Time is fake: it moves only when a
  * blocking call parks or a test lets it pass.
  */
 #include <errno.h>
@@ -22,6 +22,7 @@
 #include <sys/uio.h>
 #include <cmocka.h>
 #include "kernel/kernel.h"
+#include "kernel/stats.h"
 #include "lwip/tcp.h"
 #include "net/net_internal.h"
 #include "tests/unit/socket/harness.h"
@@ -565,6 +566,38 @@ static void test_nagle_hold_counted(void **state)
 	read_pattern(s, 20, 20);
 }
 
+/* 10. exit() drains: it polls until the device has taken every frame it was
+ * given; a device that takes nothing holds the exit for the bound (200 ms),
+ * no more, and is counted; with nothing outstanding it does not poll. */
+static void test_exit_drain(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7014, &c, &s); /* the network is up: the executor has its source */
+	uint64_t polls = stats.exit_drain_polls, gave_up = stats.exit_drain_gave_up;
+	uint64_t t0 = fake_now_ns;
+	fake_tx_busy_looks = 3;
+	executor_drain();
+	assert_int_equal(stats.exit_drain_polls - polls, 3);
+	assert_int_equal(stats.exit_drain_gave_up, gave_up);
+	assert_int_equal(fake_now_ns - t0, 3 * 1000000ULL);
+
+	fake_tx_busy_looks = UINT64_MAX;
+	t0 = fake_now_ns;
+	polls = stats.exit_drain_polls;
+	executor_drain();
+	assert_int_equal(stats.exit_drain_gave_up, gave_up + 1);
+	assert_int_equal(fake_now_ns - t0, 200 * 1000000ULL); /* one look per fake ms */
+	assert_int_equal(stats.exit_drain_polls - polls, 199);
+
+	fake_tx_busy_looks = 0;
+	polls = stats.exit_drain_polls;
+	executor_drain();
+	assert_int_equal(stats.exit_drain_polls, polls);
+	assert_int_equal(stats.exit_drain_gave_up, gave_up + 1);
+	(void)c, (void)s;
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, socket_test_setup, socket_test_teardown)
 
 int main(void)
@@ -585,6 +618,7 @@ int main(void)
 		T(test_egress_relisted_by_ack),
 		T(test_read_poll_no_mark),
 		T(test_nodelay),
+		T(test_exit_drain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

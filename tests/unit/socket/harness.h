@@ -29,6 +29,9 @@ extern uint64_t fake_park_min_deadline, fake_park_max_deadline;
 extern uint64_t fake_parks; /* cpu_park calls that parked (the wake flag was down) */
 /* vnet_rx_irq_enable(true) calls: how often a wait turned the interrupt on. */
 extern uint64_t fake_irq_arms;
+/* The next this many vnet_tx_idle() calls find the device busy, each moving
+ * the clock 1 ms (UINT64_MAX: it never takes its frames); setup zeroes it. */
+extern uint64_t fake_tx_busy_looks;
 
 /* ---- loopnet.c: the network ---------------------------------------------------- */
 /* The one address (10.0.0.1/24); both ends of every connection use it. */

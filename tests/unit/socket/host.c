@@ -154,6 +154,18 @@ bool vnet_rx_pending(void) { return loopnet_queued() > 0; }
 /* The wire takes each packet at once: nothing to publish in batches. */
 void vnet_tx_batch_begin(bool burst) { (void)burst; }
 void vnet_tx_batch_end(void) {}
+/* A device slow to take what it was given: the next fake_tx_busy_looks looks
+ * find it busy, each costing a millisecond of fake time (so an exit's drain
+ * can meet its bound). */
+uint64_t fake_tx_busy_looks;
+bool vnet_tx_idle(void)
+{
+	if (fake_tx_busy_looks == 0)
+		return true;
+	fake_tx_busy_looks--;
+	fake_now_ns += NSEC_PER_SEC / 1000;
+	return false;
+}
 uint64_t fake_irq_arms;
 bool vnet_rx_irq_enable(bool on)
 {

@@ -94,6 +94,7 @@ int socket_test_setup(void **state)
 	fake_wake_period_ns = 0;
 	fake_park_min_deadline = UINT64_MAX;
 	fake_park_max_deadline = 0;
+	fake_tx_busy_looks = 0;
 	seglog_clear();
 	return 0;
 }
