@@ -36,11 +36,11 @@ PY
 wait "$pid"
 rc=$?
 pid=""
-tr -d '\r' <"$tmp/console"
+tr -d '\r' <"$tmp/console" | tee "$tmp/console.txt"
 [ $rc = 0 ] || fail "sockcheck exit status $rc"
-grep -q '^udp echo: done' "$tmp/console" || fail "no end of echo"
+grep -q '^udp echo: done' "$tmp/console.txt" || fail "no end of echo"
 # The last echo left before the exit: the exit waits for the device to take
 # every frame (executor_drain) and gave up on none.
-tr -d '\r' <"$tmp/console" | grep -Eq '^kernel: waits .*exit drain polls [0-9]+ \(gave up 0\)$' ||
+grep -Eq '^kernel: waits .*exit drain polls [0-9]+ \(gave up 0\)$' "$tmp/console.txt" ||
 	fail "the exit left with frames the device had not taken"
 echo "all good"

@@ -68,9 +68,9 @@ slow_attack() {
 	# still connecting (a SYN the server dropped is sent again after 1, 3,
 	# 7 s and then gets its own deadline). A slow reader may still be
 	# reading what it had, so slowhttptest itself cannot tell. Only its
-	# sockets count: a probe's connection is not the attack's, and an
-	# attack connection is not a probe's (counting "at most 3 of any" once
-	# cancelled one the server had yet to end, which it then never counted).
+	# sockets count: an allowance for the probe's would let an attack
+	# connection the server has yet to end pass for one, and cancelling it
+	# then leaves it uncounted by the server.
 	SLOW_HELD=0
 	for n in $(seq 1 100); do
 		sleep 1

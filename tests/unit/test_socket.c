@@ -3,8 +3,8 @@
  * over real lwIP on an in-memory loopback interface (tests/unit/socket/):
  * connect/accept and addresses, partial reads and writes, writev as one
  * segment, backlog overflow, end of stream and resets, poll readiness, the
- * egress list's invariants, TCP_NODELAY, the exit's drain. Time is fake: it moves only when a
- * blocking call parks or a test lets it pass.
+ * egress list's invariants, TCP_NODELAY, the exit's drain. Time is fake: it
+ * moves only when a blocking call parks or a test lets it pass.
  */
 #include <errno.h>
 #include <fcntl.h>
