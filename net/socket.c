@@ -507,6 +507,22 @@ int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 
 /* ---- counters ----------------------------------------------------------------- */
 
+/* The sockets still allocated once no listener is (at exit, normally none):
+ * one line each, the first few, so that a leak names its state. */
+static void print_leftovers(void)
+{
+	int shown = 0;
+	for (struct sock *s = sk.all; s; s = s->all_next)
+		if (s->state == SS_LISTENING)
+			return;
+	for (struct sock *s = sk.all; s && shown < 8; s = s->all_next, shown++)
+		kprintf("socket left: state %d, pcb state %d, tx %lu, rx %lu%s%s%s%s\n", s->state,
+			s->pcb ? (int)s->pcb->state : -1, (unsigned long)s->tx_len,
+			(unsigned long)s->rx_len, s->closed_by_app ? ", closed" : "",
+			s->fin_wanted ? ", fin wanted" : "", s->fin_sent ? ", fin sent" : "",
+			s->rx_eof ? ", peer fin" : "");
+}
+
 void net_socket_stats_print(void)
 {
 	kprintf("sockets: open %lu, accepted %lu, backlog overflows %lu, resets %lu; egress passes %lu, "
@@ -515,5 +531,6 @@ void net_socket_stats_print(void)
 		CNT.sockets_open, CNT.accepted, CNT.backlog_overflows, CNT.resets, CNT.egress_passes,
 		CNT.sockets_visited, CNT.dispatches, CNT.egress_marks, CNT.outputs, CNT.tcp_write_no_memory,
 		CNT.listener_checks, CNT.listener_slots_walked, CNT.nagle_holds);
+	print_leftovers();
 }
 

@@ -10,7 +10,7 @@ trap 'kill "$qemu" 2>/dev/null; rm -f "$log"' EXIT
 "$QEMU_RUN" --timeout 60 --accel tcg --gdb "$port" --append "quiet -- -s 1" "$LOADER" "$HELLO" >"$log" 2>&1 &
 qemu=$!
 for _ in $(seq 50); do
-	ss -ltn 2>/dev/null | grep -q ":$port " && break
+	ss -ltn 2>/dev/null | contains ":$port " && break
 	sleep 0.1
 done
 OUT=$(timeout 60 gdb -nx -batch -ex "target remote 127.0.0.1:$port" -ex 'hbreak kernel_main' \

@@ -19,7 +19,7 @@ trap 'kill "$qemu" 2>/dev/null; rm -rf "$tmp"' EXIT
 	>"$tmp/console" 2>&1 &
 qemu=$!
 for _ in $(seq 50); do
-	ss -ltn 2>/dev/null | grep -q ":$port " && break
+	ss -ltn 2>/dev/null | contains ":$port " && break
 	sleep 0.1
 done
 entry=$(readelf -hW "$HELLO" | awk '/Entry point address/ { print $4 }')

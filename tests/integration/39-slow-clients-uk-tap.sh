@@ -28,7 +28,13 @@ done
 NS=uks-$$
 tmp=$(mktemp -d)
 pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
+# A failing run keeps the guest's console (its counters, and at exit any
+# socket left open) in the test's log.
+trap 'rc=$?; [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null
+	if [ $rc != 0 ] && [ -s "$tmp/console" ]; then
+		echo "--- the guest console (last 60 lines)"; tr -d "\r" <"$tmp/console" | tail -n 60
+	fi
+	netns_destroy "$NS"; rm -rf "$tmp"' EXIT
 netns_create "$NS" || skip "cannot create a network namespace here"
 NET_EXEC=(ip netns exec "$NS")
 url=http://$NETNS_GUEST_IP
@@ -100,7 +106,7 @@ for mode in ${SLOW_ONLY:-$SLOW_MODES}; do # SLOW_ONLY=MODE: one of them
 	[ $rc = 0 ] || { tail -n 30 "$tmp/console"; fail "$mode: exit status $rc"; }
 	line=$(tr -d '\r' <"$tmp/console" | grep '^httpd: accepted' | tail -n 1)
 	echo "$line"
-	tr -d '\r' <"$tmp/console" | grep -Eq '^sockets: open 0,' || fail "$mode: sockets left open at exit"
+	tr -d '\r' <"$tmp/console" | contains -E '^sockets: open 0,' || fail "$mode: sockets left open at exit"
 	slow_check "$mode" "$line"
 	slow_figures uk "$mode" "$line"
 done

@@ -68,5 +68,5 @@ curl -s -m 5 "http://127.0.0.1:$port/__shutdown" >/dev/null
 wait "$upid"
 rc=$?
 [ $rc = 0 ] || fail "user: exit status $rc"
-tr -d '\r' <"$tmp/user.console" | grep -Eq '^sockets: open 0,' || fail "user: sockets left open"
+tr -d '\r' <"$tmp/user.console" | contains -E '^sockets: open 0,' || fail "user: sockets left open"
 echo "all good"

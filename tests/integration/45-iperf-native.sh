@@ -65,7 +65,7 @@ iperf_console | grep -vE '^iperf: test [0-9]+ from .*: (upload|download)'
 # 7 control connections that got past their cookie (its "expect:" line gives
 # the rest: two bad cookies and a busy one are no tests).
 want='^iperf: tests 22, done 11, refused 5, client terminated 0; bad cookie 2, bad length 1, bad json 3, bad state 1, busy 1, timed out 0, closed early 1, socket errors 0$'
-iperf_counters | grep -Eq "$want" || fail "counters: $(iperf_counters)"
+iperf_counters | contains -E "$want" || fail "counters: $(iperf_counters)"
 grep -q '^iperf: stopped (shutdown request)$' "$IPERF_CONSOLE" || fail "no clean stop"
 
 echo "== SIGTERM stops it; bad options are refused"

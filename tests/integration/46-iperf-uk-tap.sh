@@ -27,9 +27,9 @@ iperf_transfer "--bytes $((8 * M)) --len 256 --reverse" -n 8M -l 256 -N -R
 iperf_guest_stop
 iperf_console | grep -vE '^iperf: test [0-9]+ from .*: (upload|download)'
 [ "$IPERF_RC" = 0 ] || fail "exit status $IPERF_RC after the shutdown cookie"
-iperf_counters | grep -Eq '^iperf: tests 6, done 6, refused 0, client terminated 0; bad cookie 0, bad length 0, bad json 0, bad state 0, busy 0, timed out 0, closed early 0, socket errors 0$' ||
+iperf_counters | contains -E '^iperf: tests 6, done 6, refused 0, client terminated 0; bad cookie 0, bad length 0, bad json 0, bad state 0, busy 0, timed out 0, closed early 0, socket errors 0$' ||
 	fail "counters: $(iperf_counters)"
-iperf_console | grep -q '^iperf: stopped (shutdown request)$' || fail "no clean stop"
-iperf_console | grep -Eq '^sockets: open 0, accepted [0-9]+, backlog overflows 0, resets 0;' ||
+iperf_console | contains '^iperf: stopped (shutdown request)$' || fail "no clean stop"
+iperf_console | contains -E '^sockets: open 0, accepted [0-9]+, backlog overflows 0, resets 0;' ||
 	fail "sockets left open, overflows or resets"
 echo "all good"

@@ -29,7 +29,7 @@ iperf_transfer "--bytes $((4 * M)) --len 256" -n 4M -l 256 -N
 iperf_guest_stop
 iperf_console | grep -vE '^iperf: test [0-9]+ from .*: (upload|download)'
 [ "$IPERF_RC" = 0 ] || fail "qemu-run returned $IPERF_RC, not the server's 0"
-iperf_counters | grep -Eq '^iperf: tests 4, done 4, refused 0, client terminated 0; bad cookie 0, bad length 0, bad json 0, bad state 0, busy 0, timed out 0, closed early 0, socket errors 0$' ||
+iperf_counters | contains -E '^iperf: tests 4, done 4, refused 0, client terminated 0; bad cookie 0, bad length 0, bad json 0, bad state 0, busy 0, timed out 0, closed early 0, socket errors 0$' ||
 	fail "counters: $(iperf_counters)"
 netns_destroy "$IPERF_NS"
 rm -rf "$IPERF_TMP"
@@ -42,5 +42,5 @@ iperf_client_only "--min-sent $((64 * M)) --receiver-may-lag" -n 64M
 iperf_client_only "--min-sent $((64 * M)) --receiver-may-lag --reverse" -n 64M -R
 iperf_client_only "--min-sent $((32 * M)) --receiver-may-lag --streams 4 --reverse" -n 32M -P 4 -R
 kill -0 "$IPERF_PID" || { iperf_console; fail "the guest ended"; }
-iperf_console | grep -q 'error' && { iperf_console; fail "iperf3 -s reported an error"; }
+iperf_console | contains 'error' && { iperf_console; fail "iperf3 -s reported an error"; }
 echo "all good"

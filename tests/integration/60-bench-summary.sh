@@ -27,7 +27,7 @@ has() { grep -qF -- "$1" "$md" || fail "summary.md lacks: $1"; }
 # section of back-end $section holds TEXT.
 row() {
 	awk -v s="## back-end \`$section\`" 'index($0, s) == 1 { on = 1; next } /^## / { on = 0 } on' "$md" |
-		grep -F -- "| $1 | $2 |" | grep -qF -- "$3" || fail "back-end $section, $1, $2: no '$3' in its row"
+		grep -F -- "| $1 | $2 |" | contains -F -- "$3" || fail "back-end $section, $1, $2: no '$3' in its row"
 }
 
 echo "== the requests/s tables (rows: load; columns: linux, native, uk-httpd)"

@@ -25,7 +25,7 @@ has() { grep -qF -- "$1" "$md" || fail "summary.md lacks: $1"; }
 # row EMULATOR TEXT: the main table of emulator EMULATOR has the row TEXT.
 row() {
 	awk -v s="## back-end \`tap\`, QEMU $1, placement none, ab" '$0 == s { on = 1; next } /^#/ { on = 0 } on' "$md" |
-		grep -qxF -- "$2" || fail "QEMU $1's main table lacks the row: $2"
+		contains -xF -- "$2" || fail "QEMU $1's main table lacks the row: $2"
 }
 
 summarise

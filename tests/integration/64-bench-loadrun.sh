@@ -116,7 +116,7 @@ for r in rows:
 PY
 c=$tmp/raw/1-user-host-none-native.counters
 cat "$c"
-head -n1 "$c" | grep -qx '# rep 1 backend user emulator host placement none guest native' || fail "counters header"
+head -n1 "$c" | contains -x '# rep 1 backend user emulator host placement none guest native' || fail "counters header"
 [ "$(grep -cE '^@ k1 (ab|wrk) (before|after) [0-9]+\.[0-9]$' "$c")" = 4 ] || fail "expected 4 marks: before and after each load"
 exec {keep}>&-
 "$py" "$ROOT/bench/counters.py" "$tmp" || fail "counters.py failed"

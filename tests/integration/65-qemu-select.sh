@@ -16,8 +16,8 @@ echo "== the system's QEMU by default"
 v=$(QEMU= "$run" --version) || fail "qemu-run --version failed"
 echo "$v"
 [[ $v == "QEMU emulator version "*"["*qemu-system-x86_64"]" ]] || fail "unexpected --version: $v"
-QEMU= "$run" --dry-run "$LOADER" | grep -q '^qemu-system-x86_64 ' || fail "the default is not the system's qemu-system-x86_64"
-QEMU= "$run" --dry-run "$LOADER" | grep -q 'debug-threads=on' || fail "QEMU's threads are not named"
+QEMU= "$run" --dry-run "$LOADER" | contains '^qemu-system-x86_64 ' || fail "the default is not the system's qemu-system-x86_64"
+QEMU= "$run" --dry-run "$LOADER" | contains 'debug-threads=on' || fail "QEMU's threads are not named"
 case "$v" in
 "QEMU emulator version 7.2"*) QEMU=7.2 "$run" --version >/dev/null || fail "QEMU=7.2 refused on a 7.2 system" ;;
 *) QEMU=7.2 "$run" --version 2>"$tmp/err"; [ $? = 2 ] && grep -q "the system's QEMU is" "$tmp/err" ||
@@ -60,7 +60,7 @@ for q in 10 "$q10/usr/bin/qemu-system-x86_64"; do
 	rc=$?
 	cat "$tmp/out" "$tmp/err"
 	[ $rc = 3 ] || fail "QEMU=$q: exit $rc, expected the app's 3"
-	tr -d '\r' <"$tmp/out" | grep -q 'argv\[6\] = "ten"' || fail "QEMU=$q: the app's words are not on the console"
+	tr -d '\r' <"$tmp/out" | contains 'argv\[6\] = "ten"' || fail "QEMU=$q: the app's words are not on the console"
 	[ ! -s "$tmp/err" ] || fail "QEMU=$q: QEMU complained: $(cat "$tmp/err")"
 done
 echo "all good"

@@ -32,9 +32,9 @@ port=$(free_port)
 	"$GUEST_KERNEL" "$GUEST_INITRD" -- -pidfile "$tmp/qemu.pid" </dev/null >"$tmp/console" 2>&1 &
 pid=$!
 wait_http "http://127.0.0.1:$port/" 150 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
-tr -d '\r' <"$tmp/console" | grep -qx 'init: net.core.busy_poll=50 net.core.busy_read=50' ||
+tr -d '\r' <"$tmp/console" | contains -x 'init: net.core.busy_poll=50 net.core.busy_read=50' ||
 	{ cat "$tmp/console"; fail "init did not set busy polling"; }
-curl -s "http://127.0.0.1:$port/" | grep -q '^Hello from httpd' || fail "GET / gave no page"
+curl -s "http://127.0.0.1:$port/" | contains '^Hello from httpd' || fail "GET / gave no page"
 ab_load "http://127.0.0.1:$port/" 300 4 -k || fail "ab -k failed"
 
 qpid=$(cat "$tmp/qemu.pid")
@@ -59,5 +59,5 @@ echo "== a malformed busy_poll=: init ends the guest with 105"
 rc=$?
 tr -d '\r' <"$tmp/console" | grep -v '^$' | tail -n 3
 [ $rc = 105 ] || fail "exit status $rc, expected init's 105"
-tr -d '\r' <"$tmp/console" | grep -q "init: busy_poll= wants microseconds (0-999999), not '5x'" || fail "no message about busy_poll="
+tr -d '\r' <"$tmp/console" | contains "init: busy_poll= wants microseconds (0-999999), not '5x'" || fail "no message about busy_poll="
 echo "all good"

@@ -20,7 +20,7 @@ serve() {
 	done
 	[ -n "${QEMU_EXTRA:-}" ] && read -ra extra <<<"-- $QEMU_EXTRA"
 	port=$((20000 + RANDOM % 20000))
-	while ss -Htln "sport = :$port" 2>/dev/null | grep -q .; do port=$((20000 + RANDOM % 20000)); done
+	while ss -Htln "sport = :$port" 2>/dev/null | contains .; do port=$((20000 + RANDOM % 20000)); done
 	tmp=$(mktemp -d)
 	echo "+ serve ${opts[*]} --append '$kopts -- -p 80 -s' $image ${extra[*]}"
 	"$QEMU_RUN" --net user --hostfwd "$port:80" --timeout 120 "${opts[@]}" \
@@ -47,7 +47,7 @@ serve() {
 }
 
 boots_large_memory() {
-	if [ "$RC" = 201 ] && printf '%s\n' "$OUT" | grep -q 'cannot set up guest memory'; then
+	if [ "$RC" = 201 ] && printf '%s\n' "$OUT" | contains 'cannot set up guest memory'; then
 		echo "  (QEMU cannot reserve that much memory on this host: this case is skipped)"
 		return 1
 	fi

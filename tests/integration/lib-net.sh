@@ -2,6 +2,11 @@
 #
 # Offers (besides bench/netns.sh's netns_* functions):
 #   skip MSG                 print MSG, exit 77 (skipped)
+#   contains [GREP-OPTION...] RE
+#                            whether standard input has a line matching RE,
+#                            read to its end: under pipefail, `cmd | grep -q`
+#                            fails when grep's exit at the first match kills
+#                            cmd with SIGPIPE (141) before it has written all
 #   fail MSG                 print MSG, exit 1
 #   free_port                a TCP port nobody listens on at 127.0.0.1
 #   wait_http URL SECS [PID] poll URL until it answers 200; fail early when
@@ -33,6 +38,9 @@ NET_EXEC=()
 
 skip() { echo "$*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
+
+# Reads all of its input (see the header): never `| grep -q` under pipefail.
+contains() { grep "$@" >/dev/null; }
 
 free_port() {
 	local p i

@@ -7,6 +7,9 @@
 #   expect REGEX [what]                            fails unless a line of OUT matches
 #   expect_not REGEX [what]                        fails if a line matches
 #   fail MESSAGE                                   prints OUT and exits 1
+#   contains [GREP-OPTION...] RE                   whether stdin has a line matching RE, read to
+#                                                  its end (`cmd | grep -q` under pipefail fails
+#                                                  when grep's early exit kills cmd with SIGPIPE)
 set -u
 : "${ROOT:?run through tests/run-integration}"
 BUILD=${BUILD:-build}
@@ -47,9 +50,11 @@ expect_rc() {
 }
 
 expect() {
-	printf '%s\n' "$OUT" | grep -Eq -- "$1" || fail "no line matches /$1/ ${2:-}"
+	grep -Eq -- "$1" <<<"$OUT" || fail "no line matches /$1/ ${2:-}"
 }
 
 expect_not() {
-	! printf '%s\n' "$OUT" | grep -Eq -- "$1" || fail "a line matches /$1/ ${2:-}"
+	! grep -Eq -- "$1" <<<"$OUT" || fail "a line matches /$1/ ${2:-}"
 }
+
+contains() { grep "$@" >/dev/null; }
