@@ -125,7 +125,7 @@ static void sse_defaults(void)
  * keep the leaf); on bare metal it is no signature (Intel repeats the highest
  * basic leaf there, AMD returns zeros), so only the flag then says "other".
  */
-enum hypervisor cpu_hypervisor(void)
+static enum hypervisor detect_hypervisor(void)
 {
 	uint32_t r[4], sig[3];
 	cpuid(0x40000000, 0, r);
@@ -136,6 +136,29 @@ enum hypervisor cpu_hypervisor(void)
 		return HYPERVISOR_KVM;
 	cpuid(1, 0, r);
 	return (r[2] >> 31) & 1 ? HYPERVISOR_OTHER : HYPERVISOR_NONE;
+}
+
+/* Asked once: under KVM each CPUID is an exit. */
+enum hypervisor cpu_hypervisor(void)
+{
+	static enum hypervisor known = HYPERVISOR_UNKNOWN;
+	if (known == HYPERVISOR_UNKNOWN)
+		known = detect_hypervisor();
+	return known;
+}
+
+/* KVM's paravirtual features (CPUID leaf 0x40000001, EAX): bit n is feature
+ * n; 0 where KVM is not what runs us or the leaf is missing. */
+uint32_t cpu_kvm_features(void)
+{
+	uint32_t r[4];
+	if (cpu_hypervisor() != HYPERVISOR_KVM)
+		return 0;
+	cpuid(0x40000000, 0, r);
+	if (r[0] < 0x40000001)
+		return 0;
+	cpuid(0x40000001, 0, r);
+	return r[0];
 }
 
 const char *cpu_hypervisor_name(enum hypervisor h)

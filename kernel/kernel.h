@@ -159,8 +159,10 @@ enum hypervisor {
 	HYPERVISOR_TCG,   /* QEMU's emulator ("TCGTCGTCGTCG") */
 	HYPERVISOR_KVM,   /* Linux KVM ("KVMKVMKVM") */
 	HYPERVISOR_OTHER, /* the flag, another signature */
+	HYPERVISOR_UNKNOWN, /* not asked yet (cpu_hypervisor's cache) */
 };
 enum hypervisor cpu_hypervisor(void);
+uint32_t cpu_kvm_features(void); /* KVM's CPUID 0x40000001 EAX; 0 when not under KVM */
 const char *cpu_hypervisor_name(enum hypervisor h); /* "TCG", "KVM", ... */
 
 /* ---- where one request's time goes (trace.c) ---------------------------------

@@ -91,6 +91,7 @@ struct vnet_stats {
 	uint64_t rx_kicks_repaired;     /* notifies the rings' state showed were owed (lost kicks) */
 	uint64_t tx_kicks_repaired;
 	uint64_t rx_lost_interrupts;    /* waits of 1 ms or more that ended with frames waiting and no rx interrupt */
+	uint64_t rx_barrier_reads;      /* device reads that ordered a re-armed interrupt before the last look */
 	uint64_t kicks_dropped;         /* notifies left unsent by fault injection (vnet_drop_kicks) */
 	uint64_t tx_batches;            /* brackets that held frames back and published them at their end */
 	uint64_t tx_batched_frames;     /*   the frames they held */

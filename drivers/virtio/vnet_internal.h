@@ -42,8 +42,13 @@
 #define RX_MAX_BUFS 34
 /* A transmit ring the device has not advanced for this long, with frames
  * published, gets a notify whether or not the event index asked for one; a
- * CPU parks no longer than that while frames are outstanding. */
-#define TX_WATCHDOG_NS 2000000
+ * CPU parks no longer than that while frames are outstanding. Short under
+ * TCG, where a guest fence may not order against QEMU's I/O thread and a
+ * notify can be lost (virtio_net.c); elsewhere a backstop that should never
+ * fire, whose every spurious notify is an exit (kernel option
+ * vnet_tx_watchdog_us sets either). */
+#define TX_WATCHDOG_TCG_NS  2000000
+#define TX_WATCHDOG_NS     50000000
 
 /* The header in front of every frame (VERSION_1: always 12 bytes). */
 struct virtio_net_hdr {
@@ -75,6 +80,9 @@ struct vnet_dev {
 	uint16_t tx_seen_used;        /* device's tx used index at the last look */
 	uint64_t tx_seen_at;          /* when it was last seen to move; 0: idle */
 	bool repair;                  /* repair lost notifications (kernel option vnet_repair, default 1) */
+	uint64_t tx_watchdog_ns;      /* TX_WATCHDOG_TCG_NS or TX_WATCHDOG_NS (kernel option vnet_tx_watchdog_us) */
+	bool barrier_read;            /* order the last look before a park with a device read, not only a
+	                               * fence (kernel option vnet_barrier=read|fence; read under TCG) */
 	unsigned drop_kicks;          /* fault injection: one in this many kicks not sent (0: none) */
 	unsigned kicks_decided;       /* kicks vq_kick_prepare asked for, for drop_kicks */
 	unsigned drop_rx, drop_tx;    /* fault injection: one in this many frames dropped (0: none) */

@@ -34,7 +34,7 @@ bool vnet_tx_idle(void)
 	return !nic.present || (!vnet_tx_held() && !vnet_tx_outstanding());
 }
 
-/* With frames outstanding: when the watchdog fires, TX_WATCHDOG_NS after the
+/* With frames outstanding: when the watchdog fires, tx_watchdog_ns after the
  * device was last seen to move (its clock starts at the first look that
  * sees it moved, or sees frames outstanding after none were). */
 uint64_t vnet_tx_watch(uint64_t now)
@@ -44,11 +44,11 @@ uint64_t vnet_tx_watch(uint64_t now)
 		nic.tx_seen_used = used;
 		nic.tx_seen_at = now;
 	}
-	return nic.tx_seen_at + TX_WATCHDOG_NS;
+	return nic.tx_seen_at + nic.tx_watchdog_ns;
 }
 
 /* The backstop (see virtio_net.c, "notifications"): a ring that stood still
- * for TX_WATCHDOG_NS with frames outstanding is notified again; a spurious
+ * for tx_watchdog_ns with frames outstanding is notified again; a spurious
  * notify costs the device one look. */
 static void tx_watchdog(void)
 {

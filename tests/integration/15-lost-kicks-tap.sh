@@ -43,7 +43,7 @@ cat "$tmp/console"
 [ $rc = 0 ] || fail "exit status $rc after the shutdown request"
 
 line=$(grep '^virtio-net: rx lost kicks repaired' "$tmp/console") || fail "no notification counters"
-read -r rx tx wd wlost dropped <<<"$(sed -E 's/.*rx lost kicks repaired ([0-9]+); tx lost kicks repaired ([0-9]+); tx watchdog kicks ([0-9]+) \(lost ([0-9]+), late [0-9]+\);.*kicks dropped ([0-9]+); repair (on|off)$/\1 \2 \3 \4 \5/' <<<"$line")"
+read -r rx tx wd wlost dropped <<<"$(sed -E 's/.*rx lost kicks repaired ([0-9]+); tx lost kicks repaired ([0-9]+); tx watchdog kicks ([0-9]+) \(lost ([0-9]+), late [0-9]+\);.*kicks dropped ([0-9]+); repair (on|off); barrier (read|fence) \(reads [0-9]+\)$/\1 \2 \3 \4 \5/' <<<"$line")"
 case "$rx$tx$wd$wlost$dropped" in *[!0-9]* | "") fail "cannot read: $line" ;; esac
 echo "kicks dropped $dropped; lost kicks repaired rx $rx tx $tx; tx watchdog kicks $wd (lost $wlost)"
 [ "$dropped" -ge 10 ] || fail "only $dropped notifications dropped: the injection did not work"
