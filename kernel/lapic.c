@@ -1,11 +1,13 @@
 /*
  * lapic.c: the local APIC: enabled in xAPIC (MMIO) mode, spurious vector set,
- * end-of-interrupt, and its timer in one-shot mode, calibrated against the TSC.
+ * end-of-interrupt (KVM's paravirtual one where offered), and its timer in
+ * one-shot mode, calibrated against the TSC.
  */
 #include "arch.h"
 #include "clock.h"
 #include "cpu.h"
 #include "kernel.h"
+#include "stats.h"
 
 #define MSR_APIC_BASE   0x1b
 #define APIC_ENABLE     (1ULL << 11)
@@ -26,9 +28,46 @@ static uint64_t timer_hz; /* LAPIC timer ticks per second after the divider */
 static inline uint32_t rd(uint32_t reg) { return lapic[reg / 4]; }
 static inline void wr(uint32_t reg, uint32_t v) { lapic[reg / 4] = v; }
 
+/*
+ * Under KVM a write to the EOI register is an exit. With KVM's paravirtual
+ * EOI (CPUID 0x40000001 feature 6), KVM sets bit 0 of a word we register
+ * when it injects an interrupt whose end it can see to itself; the handler
+ * then clears the word instead of writing the register, and KVM completes
+ * the EOI at its next exit. KVM touches the word only while this vCPU is
+ * out of the guest, so a plain load and store do.
+ */
+#define MSR_KVM_PV_EOI_EN  0x4b564d04
+#define KVM_FEATURE_PV_EOI 6
+#define PV_EOI_PENDING     1u
+
+static volatile uint32_t pv_eoi_word __attribute__((aligned(4)));
+static bool pv_eoi_on;
+
 uint32_t lapic_id(void) { return rd(REG_ID) >> 24; }
-void lapic_eoi(void) { wr(REG_EOI, 0); }
 uint64_t lapic_timer_hz(void) { return timer_hz; }
+
+void lapic_eoi(void)
+{
+	if (pv_eoi_on && (pv_eoi_word & PV_EOI_PENDING)) {
+		pv_eoi_word = 0;
+		stats.eoi_paravirtual++;
+		return;
+	}
+	stats.eoi_writes++;
+	wr(REG_EOI, 0);
+}
+
+/* After the command line: kernel option pv_eoi=0 keeps the register write.
+ * The word's address is its physical one (RAM is identity-mapped). */
+void lapic_paravirt_init(void)
+{
+	if (!(cpu_kvm_features() & (1u << KVM_FEATURE_PV_EOI)) || !kernel_option_long("pv_eoi", 1))
+		return;
+	wrmsr(MSR_KVM_PV_EOI_EN, (uint64_t)(uintptr_t)&pv_eoi_word | 1);
+	pv_eoi_on = true;
+}
+
+bool lapic_pv_eoi(void) { return pv_eoi_on; }
 
 void lapic_init(void)
 {

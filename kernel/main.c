@@ -67,6 +67,7 @@ void kernel_main(const struct bootinfo *bi)
 		kprintf("kernel: bad command line: %s\n", why);
 		kernel_exit(EX_USAGE);
 	}
+	lapic_paravirt_init();
 	int verbose = kernel_option("verbose") != NULL;
 	pci_init(verbose);
 	console_files_init();

@@ -47,10 +47,12 @@ void stats_print(void)
 {
 	struct mem_stats m;
 	mem_get_stats(&m);
-	kprintf("kernel: uptime %lu ms; interrupts %lu (unexpected %lu, timer %lu); parks %lu; "
-		"timer reloads %lu (skipped %lu); timers run %lu; heap %lu KiB, pages %lu\n",
+	kprintf("kernel: uptime %lu ms; interrupts %lu (unexpected %lu, timer %lu); eoi writes %lu "
+		"(paravirtual %lu); parks %lu; timer reloads %lu (skipped %lu); timers run %lu; "
+		"heap %lu KiB, pages %lu\n",
 		clock_ns() / 1000000, stats.interrupts, stats.interrupts_unexpected,
-		stats.timer_interrupts, stats.parks, stats.timer_reloads, stats.timer_reloads_skipped,
+		stats.timer_interrupts, stats.eoi_writes, stats.eoi_paravirtual, stats.parks,
+		stats.timer_reloads, stats.timer_reloads_skipped,
 		stats.timers_run, m.heap_bytes / 1024, m.pages_allocated);
 	kprintf("kernel: waits %lu; polls %lu (idle %lu); spins %lu (hits %lu); re-arm rechecks %lu; "
 		"backoff pauses %lu; fast wakes %lu; exit drain polls %lu (gave up %lu)\n",

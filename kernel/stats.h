@@ -12,6 +12,8 @@ struct kstats {
 	uint64_t interrupts;            /* every vector but spurious */
 	uint64_t interrupts_unexpected; /* a vector nobody registered */
 	uint64_t timer_interrupts;      /* LAPIC timer fired */
+	uint64_t eoi_writes;            /* ends of interrupt written to the LAPIC (an exit under KVM) */
+	uint64_t eoi_paravirtual;       /* ends of interrupt left to KVM (paravirtual EOI): no write */
 	uint64_t timer_reloads;         /* LAPIC one-shot programmed */
 	uint64_t timer_reloads_skipped; /* it already held that deadline */
 	uint64_t parks;                 /* halts waiting for an interrupt */

@@ -81,7 +81,8 @@
 #endif
 
 /* 10. The LAPIC one-shot timer is programmed only when the CPU parks, and not
- * rewritten with the deadline it holds. Naive: every return from a wait arms
+ * rewritten with the deadline it holds, nor with a later one while an earlier
+ * has yet to fire. Naive: every return from a wait arms
  * it with the network's next deadline, and every park programs it again. */
 #ifndef SW_TIMER_NO_RELOAD
 #define SW_TIMER_NO_RELOAD 1

@@ -3,8 +3,8 @@
  * callbacks run from wait loops in thread context. The LAPIC one-shot timer is
  * programmed for the deadline a parked CPU waits for (its caller picks the
  * earliest: executor.c), and not reprogrammed when it already holds that
- * deadline (a needless MMIO write that costs a VM exit under KVM and an
- * emulated access under TCG).
+ * deadline or an earlier one (a needless MMIO write that costs a VM exit
+ * under KVM and an emulated access under TCG).
  */
 #include "arch.h"
 #include "clock.h"
@@ -65,9 +65,14 @@ void timer_interrupt(void)
 	armed_deadline = 0;
 }
 
+/* The design loads the one-shot only when what it holds would wake the CPU
+ * too late: not for the deadline it holds, nor for a later one while an
+ * earlier has yet to fire (that firing ends the park early at worst; the
+ * wait then parks again and loads what it needs). Each load is an MMIO
+ * write: an exit under KVM, an emulated access under TCG. */
 void timer_program_oneshot(uint64_t deadline)
 {
-	if (SW_TIMER_NO_RELOAD && deadline == armed_deadline) {
+	if (SW_TIMER_NO_RELOAD && armed_deadline && armed_deadline <= deadline) {
 		stats.timer_reloads_skipped++;
 		return;
 	}

@@ -76,6 +76,26 @@ static void test_same_deadline_twice(void **state)
 	assert_int_equal(stats.timer_reloads_skipped - skipped, SW_TIMER_NO_RELOAD ? 1 : 0);
 }
 
+/* An earlier deadline the LAPIC holds wakes the CPU in time for a later one:
+ * the design leaves it; a still earlier one is loaded. */
+static void test_earlier_deadline_held(void **state)
+{
+	(void)state;
+	timer_interrupt(); /* whatever an earlier test left loaded has fired */
+	uint64_t d = now_ns + 5000000;
+	uint64_t writes = lapic_writes;
+	halt_ends_by_timer = false;
+	cpu_park(d, NULL);
+	cpu_park(d + 1000000, NULL);
+	assert_int_equal(lapic_writes - writes, SW_TIMER_NO_RELOAD ? 1 : 2);
+	assert_int_equal(lapic_deadline, SW_TIMER_NO_RELOAD ? d : d + 1000000);
+	cpu_park(d - 1000000, NULL);
+	assert_int_equal(lapic_writes - writes, SW_TIMER_NO_RELOAD ? 2 : 3);
+	assert_int_equal(lapic_deadline, d - 1000000);
+	halt_ends_by_timer = true; /* let it fire: nothing held for the next test */
+	cpu_park(d - 1000000, NULL);
+}
+
 /* Once the one-shot has fired, the same deadline must be loaded again, in
  * every build (the interrupt clears what the timer holds). */
 static void test_fired_deadline_reloads(void **state)
@@ -109,6 +129,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_deadline_twice),
+		cmocka_unit_test(test_earlier_deadline_held),
 		cmocka_unit_test(test_fired_deadline_reloads),
 		cmocka_unit_test(test_no_park),
 	};
