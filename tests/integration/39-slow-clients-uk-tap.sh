@@ -3,13 +3,13 @@
 # (issue 15), a fresh boot for each attack, with a normal client fetching /
 # once a second all along (tests/integration/lib-slow.sh has the details):
 #   slowloris-1000  1,000 slowloris connections, below the connection limit:
-#                   every fetch answered within 1 s; every head answered 408
+#                   every fetch answered (within the probe's 5 s); every head answered 408
 #                   at the head deadline, nothing evicted;
 #   slowloris-1500  1,500, past the limit (1,024) and the pcb pool (1,152):
-#                   9 of 10 fetches answered within 2 s; heads evicted for
+#                   9 of 10 fetches answered; heads evicted for
 #                   newcomers, the rest closed at the deadline;
 #   slowread-500    500 readers of a 1 MiB answer through a window of a few
-#                   hundred bytes: every fetch within 1 s; each answer ended
+#                   hundred bytes: every fetch answered; each answer ended
 #                   when it stopped moving.
 # After each attack, once the guest is idle, its pools are back where they
 # were before it (every pcb, segment, pbuf, socket and descriptor freed), and

@@ -4,9 +4,9 @@
 # Offers:
 #   SLOW_MODES               the three attacks, one word each (see slow_mode)
 #   slow_mode MODE           sets SLOW_ARGS (slowhttptest's options), SLOW_PATH
-#                            (what it asks for), SLOW_WITHIN and SLOW_PERCENT
-#                            (that share of the probes must be answered within
-#                            that many seconds) for MODE
+#                            (what it asks for) and SLOW_PERCENT (that share
+#                            of the probes must be answered, each within the
+#                            probe's 5 s) for MODE
 #   slow_attack HOST PORT    runs slowhttptest (through $NET_EXEC) with SLOW_ARGS
 #                            against http://HOST:PORT$SLOW_PATH while
 #                            slowprobe.py fetches / there once a second, until
@@ -37,12 +37,12 @@ slow_mode() {
 	local common="-i 10 -r 200 -p 3 -l 90"
 	case $1 in
 	slowloris-1000) # below httpd's limit of 1024: no slot is short
-		SLOW_ARGS="-H -c 1000 -t GET -x 24 $common" SLOW_PATH=/ SLOW_WITHIN=1 SLOW_PERCENT=100 ;;
+		SLOW_ARGS="-H -c 1000 -t GET -x 24 $common" SLOW_PATH=/ SLOW_PERCENT=100 ;;
 	slowloris-1500) # past the limit and past the unikernel's 1,152 pcbs
-		SLOW_ARGS="-H -c 1500 -t GET -x 24 $common" SLOW_PATH=/ SLOW_WITHIN=2 SLOW_PERCENT=90 ;;
+		SLOW_ARGS="-H -c 1500 -t GET -x 24 $common" SLOW_PATH=/ SLOW_PERCENT=90 ;;
 	slowread-500) # 1 MiB answers read 32 bytes every 5 s through a window of 0.5-1 KiB
 		SLOW_ARGS="-X -c 500 -w 512 -y 1024 -n 5 -z 32 -k 3 $common" SLOW_PATH=/bytes/1048576
-		SLOW_WITHIN=1 SLOW_PERCENT=100 ;;
+		SLOW_PERCENT=100 ;;
 	*) fail "no slow mode $1" ;;
 	esac
 }
@@ -95,13 +95,20 @@ slow_attack() {
 	echo "slowhttptest $SLOW_ARGS on $SLOW_PATH: exit $rc, '$SLOW_EXIT' after ${n}s;" \
 		"at most $SLOW_HELD connections established"
 	echo "probe: $SLOW_PROBES"
-	local count within
+	# What the probes tell apart is a server that serves a normal client
+	# beside the attack from one starved by it: a starved one answers only
+	# once the attack's connections end, 20 s later, or never. How quickly
+	# it answers is the machine's speed as much as the server's (a loaded
+	# 2-core host saw 1.07 s), so the bound is the probe's own 5 s; the
+	# latencies are in the figures line.
+	local count unanswered
 	count=$(sed -n 's/^probes \([0-9]*\);.*/\1/p' <<<"$SLOW_PROBES")
-	within=$(sed -n "s/.*within $SLOW_WITHIN s \([0-9]*\);.*/\1/p" <<<"$SLOW_PROBES")
+	unanswered=$(sed -n 's/.*unanswered \([0-9]*\);.*/\1/p' <<<"$SLOW_PROBES")
 	SLOW_FAILED=""
-	if [ -z "$count" ] || [ "$count" -lt 5 ] || [ $((within * 100)) -lt $((count * SLOW_PERCENT)) ]; then
+	if [ -z "$count" ] || [ -z "$unanswered" ] || [ "$count" -lt 5 ] ||
+		[ $(((count - unanswered) * 100)) -lt $((count * SLOW_PERCENT)) ]; then
 		grep -v ' ok$' "$tmp/probe" | head -n 40
-		SLOW_FAILED="only ${within:-0} of ${count:-0} probes answered within $SLOW_WITHIN s (want $SLOW_PERCENT%)"
+		SLOW_FAILED="only $((${count:-0} - ${unanswered:-0})) of ${count:-0} probes answered within 5 s (want $SLOW_PERCENT%)"
 	elif [ $ended = 0 ]; then
 		SLOW_FAILED="the server did not end every slow connection (slowhttptest: '$SLOW_EXIT')"
 	fi
