@@ -100,8 +100,15 @@ static void end_machine(int status)
 	klogctl(KLOG_CONSOLE_OFF, NULL, 0);
 	fprintf(stderr, "init: exit status %d\n", status);
 	tcdrain(STDERR_FILENO);
+	/* The kernel writes the port for us through /dev/port: a user-mode OUT
+	 * after ioperm() faulted (#GP) in a guest under nested KVM on QEMU's
+	 * emulated SVM. ioperm is the fallback where /dev/port is missing. */
+	unsigned char code = (unsigned char)status;
+	int port = open("/dev/port", O_WRONLY);
+	if (port >= 0)
+		pwrite(port, &code, 1, 0xf4);
 	if (ioperm(0xf4, 4, 1) == 0)
-		outb((unsigned char)status, 0xf4);
+		outb(code, 0xf4);
 	klogctl(KLOG_CONSOLE_ON, NULL, 0);
 	say("isa-debug-exit unavailable (%s); powering off", strerror(errno));
 	reboot(RB_POWER_OFF);
