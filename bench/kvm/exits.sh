@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# exits.sh: VM exits per request, by reason, for each guest, back-end and
+# load, measured inside the nested-KVM host (L1): the scenario `make
+# bench-kvm` runs through tools/nested/run-l1 (bench/run-kvm collects what it
+# prints).
+#
+#   exits.sh REPS REQUESTS BACKENDS GUESTS LOADS
+#     BACKENDS  comma list of vhost, tap, user (L2's network back-end in L1)
+#     GUESTS    comma list of NAME=uk:IMAGE or NAME=linux (IMAGE under build/)
+#     LOADS     comma list of k1 k8 k64 (ab -k -c N) and c1 c16 c64 (ab -c N)
+#
+# Around each load it reads L1's KVM counters (debugfs), a histogram of
+# kvm_exit by exit reason (tracefs), L1's CPU time (/proc/stat) and, for our
+# kernel, its own counters (Ctrl-T), and prints one line per load:
+#   run REP BACKEND GUEST LOAD requests N failed F secs S l1cpu_ms C
+#   delta REP BACKEND GUEST LOAD NAME VALUE      (one per counter that moved)
+#   reason REP BACKEND GUEST LOAD REASON COUNT   (SVM exit code, decimal)
+# and the guest's dumps between "@ LOAD before" / "@ LOAD after" marks under
+# "dump REP BACKEND GUEST". Requests/s measured here are L1-bound (L1 runs
+# under TCG): the exit counts are the figures that carry to a KVM host.
+. "$ROOT/tests/kvm/lib.sh"
+cd "$ROOT"
+reps=$1 requests=$2
+IFS=, read -ra backends <<<"$3"
+IFS=, read -ra guests <<<"$4"
+IFS=, read -ra loads <<<"$5"
+TR=/sys/kernel/tracing
+mount -t tracefs tracefs $TR 2>/dev/null
+HIST=$TR/events/kvm/kvm_exit/hist TRIG=$TR/events/kvm/kvm_exit/trigger
+
+hist_reset() {
+	echo '!hist:keys=exit_reason' >"$TRIG" 2>/dev/null
+	echo 'hist:keys=exit_reason' >"$TRIG" || fail "no kvm_exit histogram (tracefs)"
+}
+hist_read() { sed -n 's/^{ exit_reason: *\([0-9]*\) } hitcount: *\([0-9]*\)$/\1 \2/p' "$HIST"; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+cpu_ms() { awk '/^cpu / { print int(($2 + $3 + $4 + $7 + $8) * 1000 / 100) }' /proc/stat; }
+
+load_args() { # LOAD -> ab options
+	case $1 in
+	k*) echo "-k -c ${1#k}" ;;
+	c*) echo "-c ${1#c}" ;;
+	*) fail "no load $1" ;;
+	esac
+}
+
+for rep in $(seq 1 "$reps"); do
+	for backend in "${backends[@]}"; do
+		for spec in "${guests[@]}"; do
+			name=${spec%%=*} kind=${spec#*=}
+			case $kind in
+			uk:*) guest_start "$backend" "$LOADER" "build/${kind#uk:}" "$(guest_append "$backend") -- -p 80 -s" ;;
+			linux) guest_start "$backend" build/linux/vmlinuz build/linux/initrd.img \
+				"console=ttyS0 quiet panic=-1 $(guest_append "$backend") -- -p 80 -s" ;;
+			*) fail "guest $spec: not NAME=uk:IMAGE or NAME=linux" ;;
+			esac
+			url=http://$GUEST_IP/
+			guest_wait_http "$url" 120
+			ab -q -k -n 200 -c 4 "$url" >/dev/null 2>&1 # warm-up
+			echo "dump $rep $backend $name"
+			for load in "${loads[@]}"; do
+				n=$requests
+				case $load in c*) n=$((requests / 2)) ;; esac
+				[ "${kind%%:*}" = uk ] && { echo "@ $load ab before 0"; guest_status_dump; }
+				kvm_stats >"$KTMP/s0"
+				hist_reset
+				c0=$(cpu_ms) t0=$(uptime_s)
+				# shellcheck disable=SC2046 # the options are words
+				ab -q $(load_args "$load") -n "$n" -s 20 "$url" >"$KTMP/ab" 2>&1
+				t1=$(uptime_s) c1=$(cpu_ms)
+				hist_read >"$KTMP/h"
+				kvm_stats >"$KTMP/s1"
+				[ "${kind%%:*}" = uk ] && { echo "@ $load ab after 0"; guest_status_dump; }
+				done_n=$(sed -n 's/^Complete requests: *\([0-9]*\)/\1/p' "$KTMP/ab")
+				failed=$(sed -n 's/^Failed requests: *\([0-9]*\)/\1/p' "$KTMP/ab")
+				echo "run $rep $backend $name $load requests ${done_n:-0} failed ${failed:-?} secs" \
+					"$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') l1cpu_ms $((c1 - c0))"
+				[ -n "$done_n" ] || { tail -n 5 "$KTMP/ab"; }
+				kvm_delta "$KTMP/s0" "$KTMP/s1" | awk -v p="delta $rep $backend $name $load" '$2 != 0 { print p, $1, $2 }'
+				awk -v p="reason $rep $backend $name $load" '{ print p, $1, $2 }' "$KTMP/h"
+			done
+			echo "enddump"
+			guest_stop_http "http://$GUEST_IP"
+			echo "stopped $rep $backend $name status $GUEST_RC"
+		done
+	done
+done
+say "exits done"

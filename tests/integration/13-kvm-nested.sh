@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# 13-kvm-nested: our images under KVM. This machine's /dev/kvm cannot run
+# them (test 12), so tools/nested/run-l1 boots a KVM host (L1: Debian's
+# kernel under QEMU's TCG with an emulated SVM CPU) and runs
+# tests/kvm/basic.sh in it, which boots each image as an L2 guest under
+# -accel kvm: hello's statuses (0, 5, a panic's 70) and what the kernel saw
+# (hypervisor KVM; -cpu host, -smp 2, 6 GiB), httpd's bytes and loads on
+# tap, iperf both ways, a UDP echo, and the Linux guest. The scenario's
+# status comes back through L1's isa-debug-exit: 0 with "kvm: all good".
+# test-timeout: 1200
+set -uo pipefail
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
+. "$ROOT/tests/integration/lib-net.sh"
+cd "$ROOT"
+[ -f "$BUILD/nested/l1-base.cpio.gz" ] || skip "no nested-KVM host (make nested)"
+[ -f "$BUILD/apps/httpd-all.elf" ] || skip "no httpd-all.elf (make nested)"
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+tools/nested/run-l1 --timeout 1100 tests/kvm/basic.sh >"$out" 2>&1
+rc=$?
+tr -d '\r' <"$out" | grep -aE '^(kvm|run-l1|qemu-run):|^init: exit status'
+if [ $rc != 0 ] || ! tr -d '\r' <"$out" | contains -ax 'kvm: all good'; then
+	echo "--- L1's console (last 80 lines)"
+	tr -d '\r' <"$out" | tail -n 80
+	fail "the scenario under KVM: status $rc"
+fi
+echo "all good"

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# basic.sh: our images under KVM (run in L1 by tests/integration/13-kvm-nested.sh
+# through tools/nested/run-l1): what the kernel does differently there, and
+# each app serving on tap, byte for byte.
+#   - hello: the app's statuses (0, 5), a panic's 70, "hypervisor KVM"; with
+#     -cpu host, -smp 2 and 6 GiB (RAM above 4 GiB);
+#   - httpd: GET / and /bytes/N byte for byte, ab -k -c 1 and -c 8, ab -c 16,
+#     0 failed; exit 0 and every socket closed;
+#   - iperf: 64 MiB up and down, the server's count equal to iperf3's;
+#   - UDP: sockcheck echoes three datagrams; the exit drain gave up on none;
+#   - the Linux guest: GET / byte for byte and ab -k, exit 0.
+# Ends with "kvm: all good" and status 0.
+. "$ROOT/tests/kvm/lib.sh"
+cd "$ROOT"
+HELLO=build/apps/hello.elf
+want_root=$(printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\r\nHello from httpd, a poll()-based server.\n')
+
+# ---- hello: statuses, what the kernel saw, machine shapes -----------------
+hello() { # STATUS-WANTED LINE-WANTED APPEND [QEMU-ARGS...]
+	local want=$1 line=$2 append=$3 out rc
+	shift 3
+	out=$(ACCEL=kvm bench/qemu-run --timeout 120 --append "$append" "$LOADER" "$HELLO" -- "$@" 2>&1 </dev/null)
+	rc=$?
+	out=$(tr -d '\r' <<<"$out")
+	if [ $rc != "$want" ] || ! grep -Eq -- "$line" <<<"$out"; then
+		echo "$out" | tail -n 30
+		fail "hello $append $*: status $rc (want $want), or no line /$line/"
+	fi
+	say "hello $append $*: status $rc"
+}
+hello 0 '^kernel: CPU .*; hypervisor KVM;' 'verbose quiet -- -s 0'
+hello 5 '^kernel: exit status 5$' 'quiet -- -e 5 -s 0'
+hello 70 '^panic: page fault \(vector 14\)' 'quiet -- --fault'
+hello 0 '^kernel: exit status 0$' 'quiet -- -s 20' -cpu host
+hello 0 '^kernel: exit status 0$' 'quiet -- -s 0' -smp 2
+hello 0 '^kernel: RAM .* up to 0x1[0-9a-f]{8}' 'verbose quiet -- -s 0' -m 6G
+
+# ---- httpd on tap -----------------------------------------------------------
+guest_start tap "$LOADER" build/apps/httpd.elf "$(guest_append tap) -- -p 80 -s"
+url=http://$GUEST_IP
+guest_wait_http "$url/" 60
+[ "$(curl -s -i "$url/")" = "$want_root" ] || fail "GET / differs"
+n=1048576
+curl -s "$url/bytes/$n" >"$KTMP/got" || fail "GET /bytes/$n"
+awk -v n=$n 'BEGIN { for (i = 0; i < n; i += 16) printf "%015x\n", i }' | head -c $n | cmp -s - "$KTMP/got" ||
+	fail "GET /bytes/$n differs"
+ab_ok "$url/" 2000 1 -k || fail "ab -k -c 1"
+say "httpd ab -k -c 1: $AB_RPS req/s, 0 failed"
+ab_ok "$url/" 4000 8 -k || fail "ab -k -c 8"
+say "httpd ab -k -c 8: $AB_RPS req/s, 0 failed"
+ab_ok "$url/" 2000 16 || fail "ab -c 16"
+say "httpd ab -c 16: $AB_RPS req/s, 0 failed"
+guest_stop_http "$url"
+[ "$GUEST_RC" = 0 ] || fail "httpd: status $GUEST_RC"
+tr -d '\r' <"$GUEST_CONSOLE" | contains -E '^sockets: open 0, accepted [0-9]+, backlog overflows 0, resets 0;' ||
+	fail "httpd: sockets left open, overflows or resets"
+say "httpd on tap: bytes, loads and exit good"
+
+# ---- iperf on tap: byte counts both ways -----------------------------------
+iperf_bytes() { # JSON: what the receiver counted
+	awk '/"sum_received"/ { on = 1 } on && /"bytes"/ { gsub(/[^0-9]/, ""); print; exit }' "$1"
+}
+guest_start tap "$LOADER" build/apps/iperf.elf "$(guest_append tap) -- -s"
+for i in $(seq 1 100); do tr -d '\r' <"$GUEST_CONSOLE" | contains '^iperf: listening' && break; sleep 0.1; done
+M=$((64 * 1024 * 1024))
+for dir in up down; do
+	r="" && [ $dir = down ] && r=-R
+	timeout 120 iperf3 -c "$GUEST_IP" -n $M $r --json >"$KTMP/iperf.json" 2>&1 || { cat "$KTMP/iperf.json"; fail "iperf3 $dir"; }
+	got=$(iperf_bytes "$KTMP/iperf.json")
+	[ "$got" = $M ] || fail "iperf3 $dir: the receiver counted ${got:-nothing}, not $M"
+	say "iperf $dir: $M bytes, byte counts agree"
+done
+timeout 10 bash -c "printf '%s\\0' ----------shutdown-iperf------------ >/dev/tcp/$GUEST_IP/5201" 2>/dev/null
+guest_wait
+[ "$GUEST_RC" = 0 ] || fail "iperf: status $GUEST_RC"
+for t in 1 2; do
+	tr -d '\r' <"$GUEST_CONSOLE" | contains -E "^iperf: test $t done: (received|sent) $M bytes" ||
+		fail "iperf: the server did not count test $t's $M bytes"
+done
+
+# ---- UDP --------------------------------------------------------------------
+guest_start tap "$LOADER" build/apps/sockcheck.elf "$(guest_append tap) -- --refuse $HOST_IP --udp-echo 3"
+for i in $(seq 1 100); do tr -d '\r' <"$GUEST_CONSOLE" | contains 'udp echo: listening' && break; sleep 0.1; done
+build/nested/bin/udpcheck "$GUEST_IP" 7 1 512 1400 || fail "UDP echo"
+guest_wait
+[ "$GUEST_RC" = 0 ] || fail "sockcheck: status $GUEST_RC"
+tr -d '\r' <"$GUEST_CONSOLE" | contains -E '^kernel: waits .*exit drain polls [0-9]+ \(gave up 0\)$' ||
+	fail "sockcheck: the exit left frames behind"
+say "UDP echo good"
+
+# ---- the Linux guest --------------------------------------------------------
+guest_start tap build/linux/vmlinuz build/linux/initrd.img \
+	"console=ttyS0 quiet panic=-1 $(guest_append tap) -- -p 80 -s"
+guest_wait_http "$url/" 120
+[ "$(curl -s -i "$url/")" = "$want_root" ] || fail "Linux guest: GET / differs"
+ab_ok "$url/" 1000 4 -k || fail "Linux guest: ab -k -c 4"
+say "Linux guest ab -k -c 4: $AB_RPS req/s, 0 failed"
+guest_stop_http "$url"
+[ "$GUEST_RC" = 0 ] || fail "Linux guest: status $GUEST_RC"
+say "all good"

@@ -1,0 +1,142 @@
+# lib.sh: helpers for the scenarios that run inside the nested-KVM host (L1)
+# through tools/nested/run-l1 (sourced; ROOT=/work there). L1 has bash,
+# busybox, ab, curl, iperf3 and the host's QEMU; no Python.
+#
+# Offers:
+#   say MSG...               print "kvm: MSG"
+#   fail MSG...              print "kvm: FAIL: MSG", the current guest's console
+#                            tail, and exit 1
+#   contains [OPT...] RE     whether stdin has a line matching RE (reads it all:
+#                            `cmd | grep -q` under pipefail can die of SIGPIPE)
+#   tap_up IFNAME            wait for QEMU to create IFNAME, give L1 its side
+#                            ($HOST_IP/24) and bring it up
+#   guest_start NET KERNEL INITRD APPEND [-- QEMU-ARGS...]
+#                            boot a guest under -accel kvm in the background:
+#                            NET is user (port 8080 forwarded to the guest's
+#                            80), tap or vhost (tap with vhost-net); sets
+#                            GUEST_PID, GUEST_IP, GUEST_CONSOLE; the guest's
+#                            stdin is a fifo on fd 3 (Ctrl-T: guest_status)
+#   guest_append NET         the ip=/gw=/mask= words for NET
+#   guest_wait_http URL SECS until URL answers 200 (fails when the guest dies)
+#   guest_status             Ctrl-T, and wait for the dump's last line
+#   guest_status_dump        the same, and print the dump
+#   guest_stop_http URL      GET URL/__shutdown, wait; GUEST_RC = its status
+#   guest_wait               wait for the guest; GUEST_RC = its status
+#   kvm_stats                "name value" for every counter of L1's KVM
+#                            (debugfs), one per line
+#   kvm_delta BEFORE AFTER   "name delta" for each counter of two kvm_stats
+#   ab_ok URL N C [-k]       ab: true when all N completed, 0 failed, 0 non-2xx;
+#                            sets AB_RPS
+set -uo pipefail
+HOST_IP=192.0.2.1 TAP_GUEST_IP=192.0.2.2 USER_GUEST_IP=10.0.2.15
+LOADER=$ROOT/build/loader/loader.elf
+KTMP=$(mktemp -d)
+GUEST_PID="" GUEST_CONSOLE=$KTMP/none
+trap '[ -n "$GUEST_PID" ] && kill "$GUEST_PID" 2>/dev/null; wait 2>/dev/null' EXIT
+
+say() { echo "kvm: $*"; }
+contains() { grep "$@" >/dev/null; }
+fail() {
+	echo "kvm: FAIL: $*"
+	[ -f "$GUEST_CONSOLE" ] && { echo "--- guest console (last 40 lines)"; tr -d '\r' <"$GUEST_CONSOLE" | tail -n 40; }
+	exit 1
+}
+
+tap_up() {
+	local i
+	for i in $(seq 1 100); do
+		ip link show "$1" >/dev/null 2>&1 && break
+		kill -0 "$GUEST_PID" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	ip addr add "$HOST_IP/24" dev "$1" 2>/dev/null
+	ip link set "$1" up
+}
+
+guest_append() {
+	case $1 in
+	user) echo "ip=$USER_GUEST_IP gw=10.0.2.2 mask=255.255.255.0" ;;
+	*) echo "ip=$TAP_GUEST_IP gw=$HOST_IP mask=255.255.255.0" ;;
+	esac
+}
+
+guest_start() {
+	local net=$1 kernel=$2 initrd=$3 append=$4 netargs=()
+	shift 4
+	[ "${1:-}" = -- ] && shift
+	case $net in
+	user) netargs=(--net user --hostfwd 8080:80) GUEST_IP=127.0.0.1:8080 ;;
+	tap) netargs=(--net tap --tap tap0) GUEST_IP=$TAP_GUEST_IP ;;
+	vhost) netargs=(--net tap --tap tap0 --vhost) GUEST_IP=$TAP_GUEST_IP ;;
+	*) fail "no back-end $net" ;;
+	esac
+	GUEST_CONSOLE=$KTMP/console.$((++GUEST_SEQ))
+	rm -f "$KTMP/in" && mkfifo "$KTMP/in"
+	ACCEL=kvm "$ROOT/bench/qemu-run" "${netargs[@]}" --timeout 600 --append "$append" \
+		"$kernel" "$initrd" -- "$@" <"$KTMP/in" >"$GUEST_CONSOLE" 2>&1 &
+	GUEST_PID=$!
+	exec 3>"$KTMP/in"
+	[ "$net" = user ] || tap_up tap0 || fail "no tap0 from QEMU"
+}
+GUEST_SEQ=0
+
+guest_wait_http() {
+	local end=$((SECONDS + $2))
+	while [ $SECONDS -lt $end ]; do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' -m 1 "$1")" = 200 ] && return 0
+		kill -0 "$GUEST_PID" 2>/dev/null || fail "the guest died before answering $1"
+		sleep 0.1
+	done
+	fail "no answer from $1 within $2 s"
+}
+
+guest_status() {
+	local off i
+	off=$(stat -c %s "$GUEST_CONSOLE")
+	printf '\x14' >&3
+	for i in $(seq 1 100); do
+		tail -c +$((off + 1)) "$GUEST_CONSOLE" | tr -d '\r' | contains '^kernel: time us' && return 0
+		sleep 0.1
+	done
+	fail "no counters after Ctrl-T"
+}
+
+# The dump itself, printed (Ctrl-T, then the console from that point to the
+# dump's last line).
+guest_status_dump() {
+	local off
+	off=$(stat -c %s "$GUEST_CONSOLE")
+	guest_status
+	tail -c +$((off + 1)) "$GUEST_CONSOLE" | tr -d '\r' | sed -n '/^[a-z][a-z0-9_-]*: /p' | sed '/^kernel: time us/q'
+}
+
+guest_wait() {
+	wait "$GUEST_PID"
+	GUEST_RC=$?
+	GUEST_PID=""
+	exec 3>&-
+}
+
+guest_stop_http() {
+	curl -s -m 10 -o /dev/null "$1/__shutdown"
+	guest_wait
+}
+
+kvm_stats() {
+	local f
+	for f in /sys/kernel/debug/kvm/*; do
+		[ -f "$f" ] && echo "${f##*/} $(cat "$f" 2>/dev/null)"
+	done
+}
+
+kvm_delta() {
+	awk 'NR == FNR { before[$1] = $2; next } ($1 in before) { print $1, $2 - before[$1] }' "$1" "$2"
+}
+
+ab_ok() {
+	local url=$1 n=$2 c=$3 k=${4:-} out=$KTMP/ab
+	ab -q $k -n "$n" -c "$c" -s 20 "$url" >"$out" 2>&1 &&
+		contains "^Complete requests: *$n\$" <"$out" && contains '^Failed requests: *0$' <"$out" &&
+		! contains '^Non-2xx responses' <"$out" || { cat "$out"; return 1; }
+	AB_RPS=$(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$out")
+}

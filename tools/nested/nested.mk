@@ -1,0 +1,29 @@
+# nested.mk: the nested-KVM host (L1) that runs our images under -accel kvm
+# on a machine whose own /dev/kvm cannot (tools/nested/run-l1 says how).
+#
+#   make nested     the base archive of L1 (Debian's kernel and its KVM, tun
+#                   and vhost modules, busybox-static, the host's QEMU, ab,
+#                   curl, iperf3 and their libraries), the static tools the
+#                   scenarios use, the Linux guests and the `all` variant;
+#                   QEMU 10, which emulates the SVM CPU that L1's KVM runs
+#                   on (QEMU 7.2's emulation loses L2's state under load:
+#                   docs/kvm.md)
+#   make bench-kvm  VM exits per request by reason (bench/run-kvm)
+#   make test       runs tests/integration/13-kvm-nested.sh with the rest
+
+NESTED_DIR   := $(BUILD)/nested
+NESTED_BASE  := $(NESTED_DIR)/l1-base.cpio.gz
+NESTED_TOOLS := $(NESTED_DIR)/bin/udpcheck
+
+$(NESTED_BASE): tools/nested/mkl1.sh tools/nested/l1-init $(LINUX_STAMP) | $(PKG_STAMP)
+	tools/nested/mkl1.sh $@ $(DEPS)/linux/root
+
+$(NESTED_DIR)/bin/udpcheck: tools/nested/udpcheck.c | $(PKG_STAMP)
+	@mkdir -p $(@D)
+	$(or $(HOST_CC),gcc) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
+
+.PHONY: nested
+nested: $(NESTED_BASE) $(NESTED_TOOLS) $(QEMU10_STAMP) $(LINUX_KERNEL) linux-guest all
+	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
+
+TEST_DEPS += nested
