@@ -9,6 +9,7 @@
 #                   on (QEMU 7.2's emulation loses L2's state under load:
 #                   docs/kvm.md)
 #   make bench-kvm  VM exits per request by reason (bench/run-kvm)
+#   make bench-costs  what each primitive costs per accelerator (bench/run-costs)
 #   make test       runs tests/integration/13-kvm-nested.sh with the rest
 
 NESTED_DIR   := $(BUILD)/nested
@@ -27,3 +28,8 @@ nested: $(NESTED_BASE) $(NESTED_TOOLS) $(QEMU10_STAMP) $(LINUX_KERNEL) linux-gue
 	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
 
 TEST_DEPS += nested
+
+# What each primitive costs under TCG (7.2, 10) and nested KVM.
+.PHONY: bench-costs
+bench-costs: nested $(BUILD)/apps/costs.elf
+	bench/run-costs $(REPS)
