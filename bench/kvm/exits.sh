@@ -14,7 +14,8 @@
 # kernel, its own counters (Ctrl-T), and prints one line per load:
 #   run REP BACKEND GUEST LOAD requests N failed F secs S l1cpu_ms C
 #   delta REP BACKEND GUEST LOAD NAME VALUE      (one per counter that moved)
-#   reason REP BACKEND GUEST LOAD REASON COUNT   (SVM exit code, decimal)
+#   hist REP BACKEND GUEST LOAD EVENT KEY... COUNT   (kvm_exit: SVM exit code;
+#                                         kvm_apic: rw reg; kvm_fast_mmio: gpa)
 # and the guest's dumps between "@ LOAD before" / "@ LOAD after" marks under
 # "dump REP BACKEND GUEST". Requests/s measured here are L1-bound (L1 runs
 # under TCG): the exit counts are the figures that carry to a KVM host.
@@ -26,13 +27,28 @@ IFS=, read -ra guests <<<"$4"
 IFS=, read -ra loads <<<"$5"
 TR=/sys/kernel/tracing
 mount -t tracefs tracefs $TR 2>/dev/null
-HIST=$TR/events/kvm/kvm_exit/hist TRIG=$TR/events/kvm/kvm_exit/trigger
-
+# Histograms of three KVM events around each load: kvm_exit by exit reason,
+# kvm_apic by access (0 read, 1 write) and register (the xAPIC's MMIO page:
+# TMICT 0x380, EOI 0xb0, ICR 0x300...), kvm_fast_mmio by address (the
+# ioeventfd doorbells: virtio notifies handled in L1's kernel).
+HISTS="kvm_exit:exit_reason kvm_apic:rw,reg kvm_fast_mmio:gpa kvm_mmio:type,gpa"
 hist_reset() {
-	echo '!hist:keys=exit_reason' >"$TRIG" 2>/dev/null
-	echo 'hist:keys=exit_reason' >"$TRIG" || fail "no kvm_exit histogram (tracefs)"
+	local h ev keys
+	for h in $HISTS; do
+		ev=${h%%:*} keys=${h#*:}
+		echo "!hist:keys=$keys" >"$TR/events/kvm/$ev/trigger" 2>/dev/null
+		echo "hist:keys=$keys" >"$TR/events/kvm/$ev/trigger" || fail "no $ev histogram (tracefs)"
+	done
 }
-hist_read() { sed -n 's/^{ exit_reason: *\([0-9]*\) } hitcount: *\([0-9]*\)$/\1 \2/p' "$HIST"; }
+# "EVENT KEY... COUNT" per bucket.
+hist_read() {
+	local h ev
+	for h in $HISTS; do
+		ev=${h%%:*}
+		sed -n 's/^{ \(.*\) } hitcount: *\([0-9]*\)$/\1 \2/p' "$TR/events/kvm/$ev/hist" |
+			sed 's/[a-z_]*: *//g; s/,//g' | awk -v e="$ev" '{ $1 = $1; print e, $0 }'
+	done
+}
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 cpu_ms() { awk '/^cpu / { print int(($2 + $3 + $4 + $7 + $8) * 1000 / 100) }' /proc/stat; }
 
@@ -77,7 +93,7 @@ for rep in $(seq 1 "$reps"); do
 					"$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') l1cpu_ms $((c1 - c0))"
 				[ -n "$done_n" ] || { tail -n 5 "$KTMP/ab"; }
 				kvm_delta "$KTMP/s0" "$KTMP/s1" | awk -v p="delta $rep $backend $name $load" '$2 != 0 { print p, $1, $2 }'
-				awk -v p="reason $rep $backend $name $load" '{ print p, $1, $2 }' "$KTMP/h"
+				awk -v p="$rep $backend $name $load" '{ ev = $1; $1 = ""; print "hist", p, ev $0 }' "$KTMP/h"
 			done
 			echo "enddump"
 			guest_stop_http "http://$GUEST_IP"

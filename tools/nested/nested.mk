@@ -33,3 +33,9 @@ TEST_DEPS += nested
 .PHONY: bench-costs
 bench-costs: nested $(BUILD)/apps/costs.elf
 	bench/run-costs $(REPS)
+
+# VM exits per request by reason, our kernel against the Linux guest, per
+# back-end in L1 (settings: bench/run-kvm).
+.PHONY: bench-kvm
+bench-kvm: nested
+	bench/run-kvm
