@@ -3,9 +3,11 @@
 # through tools/nested/run-l1): what the kernel does differently there, and
 # each app serving on tap, byte for byte.
 #   - hello: the app's statuses (0, 5), a panic's 70, "hypervisor KVM"; with
-#     -cpu host, -smp 2 and 6 GiB (RAM above 4 GiB);
+#     -cpu host, -smp 2 and 6 GiB (RAM above 4 GiB); the TSC's calibration
+#     against L1's, and a 1 s sleep lasting 1 s of L1's time;
 #   - httpd: GET / and /bytes/N byte for byte, ab -k -c 1 and -c 8, ab -c 16,
-#     0 failed; exit 0 and every socket closed;
+#     0 failed; exit 0 and every socket closed; the spin relaxes with PAUSE,
+#     parks order with a fence, interrupts end through KVM's PV EOI;
 #   - iperf: 64 MiB up and down, the server's count equal to iperf3's;
 #   - UDP: sockcheck echoes three datagrams; the exit drain gave up on none;
 #   - the Linux guest: GET / byte for byte and ab -k, exit 0.
@@ -35,8 +37,22 @@ hello 0 '^kernel: exit status 0$' 'quiet -- -s 20' -cpu host
 hello 0 '^kernel: exit status 0$' 'quiet -- -s 0' -smp 2
 hello 0 '^kernel: RAM .* up to 0x1[0-9a-f]{8}' 'verbose quiet -- -s 0' -m 6G
 
+# The TSC, calibrated against the PIT, against what L1's kernel measured;
+# and a 1 s sleep lasts at least 1 s of L1's time (a TSC read too fast
+# shortens every guest timer).
+out=$(ACCEL=kvm bench/qemu-run --timeout 120 --append "verbose -- -s 1000" "$LOADER" "$HELLO" </dev/null 2>&1 | tr -d '\r')
+mhz=$(sed -n 's/^kernel: .*TSC \([0-9]*\) MHz.*/\1/p' <<<"$out")
+l1mhz=$(awk -F: '/^cpu MHz/ { printf "%d", $2; exit }' /proc/cpuinfo)
+awk -v a="${mhz:-0}" -v b="${l1mhz:-1}" 'BEGIN { d = a / b - 1; exit !(d < 0.05 && d > -0.05) }' ||
+	fail "the guest's TSC is $mhz MHz, L1's $l1mhz MHz"
+t0=$(cut -d' ' -f1 /proc/uptime)
+ACCEL=kvm bench/qemu-run --timeout 120 --append "quiet -- -s 1000" "$LOADER" "$HELLO" </dev/null >/dev/null 2>&1
+t1=$(cut -d' ' -f1 /proc/uptime)
+awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 1.0) }' || fail "a 1 s sleep took $t0 -> $t1 of L1's time"
+say "TSC $mhz MHz (L1: $l1mhz MHz); a 1 s sleep took at least 1 s"
+
 # ---- httpd on tap -----------------------------------------------------------
-guest_start tap "$LOADER" build/apps/httpd.elf "$(guest_append tap) -- -p 80 -s"
+guest_start tap "$LOADER" build/apps/httpd.elf "verbose $(guest_append tap) -- -p 80 -s"
 url=http://$GUEST_IP
 guest_wait_http "$url/" 60
 [ "$(curl -s -i "$url/")" = "$want_root" ] || fail "GET / differs"
@@ -54,6 +70,13 @@ guest_stop_http "$url"
 [ "$GUEST_RC" = 0 ] || fail "httpd: status $GUEST_RC"
 tr -d '\r' <"$GUEST_CONSOLE" | contains -E '^sockets: open 0, accepted [0-9]+, backlog overflows 0, resets 0;' ||
 	fail "httpd: sockets left open, overflows or resets"
+# What the kernel chose for KVM: PAUSE in the spin, the fence (not a device
+# read) before a park, KVM's paravirtual EOI; and it did park and wake.
+c=$(tr -d '\r' <"$GUEST_CONSOLE")
+contains -x 'executor: spin 250 us, relax pause (hypervisor KVM)' <<<"$c" || fail "httpd: not the spin KVM wants"
+contains -E 'barrier fence \(reads 0\)$' <<<"$c" || fail "httpd: a device read before parks under KVM"
+contains -E '^kernel: .*eoi writes [0-9]+ \(paravirtual [1-9][0-9]*\); parks [1-9]' <<<"$c" ||
+	fail "httpd: no paravirtual EOI, or no park"
 say "httpd on tap: bytes, loads and exit good"
 
 # ---- iperf on tap: byte counts both ways -----------------------------------
