@@ -1,8 +1,9 @@
 # bench.mk: the Linux guest and the benchmark (`make bench`).
 #
-#   make linux-guest     Debian's kernel + our initramfs (init, httpd, virtio modules)
-#                        The kernel is booted as the ELF inside the bzImage (QEMU's
-#                        PVH entry): see bench/linux/extract-vmlinux.py for why.
+#   make linux-guest     Debian's kernel + our initramfs (init, httpd, httpd-epoll,
+#                        virtio modules). The kernel is booted as the ELF inside
+#                        the bzImage (QEMU's PVH entry): see
+#                        bench/linux/extract-vmlinux.py for why.
 #   make bench           the full benchmark (bench/run-bench; ~20 min here): the
 #                        Linux guest, the unikernel (build/apps/httpd-all.elf: the
 #                        `all` variant, a release build like every variant, so
@@ -75,13 +76,17 @@ $(LINUX_INIT): bench/linux/init.c | $(PKG_STAMP)
 	@mkdir -p $(@D)
 	$(or $(HOST_CC),gcc) -std=gnu11 -O2 -g -Wall -Wextra -Werror -static -o $@ $<
 
-$(LINUX_INITRD): $(LINUX_INIT) $(HTTPD_HOST) bench/linux/mkinitramfs.sh $(LINUX_STAMP)
-	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST)
+# The linux, linux-tuned and linux-epoll guests boot this one image: init's
+# app= picks httpd (the default) or httpd-epoll.
+$(LINUX_INITRD): $(LINUX_INIT) $(HTTPD_HOST) $(HTTPD_EPOLL) bench/linux/mkinitramfs.sh $(LINUX_STAMP)
+	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) /bin/httpd-epoll=$(HTTPD_EPOLL)
 
 # The flags each benchmark image was built with, for meta.txt (the variants
 # write theirs: mk/variants.mk).
 $(HTTPD_HOST).flags: $(HTTPD_HOST) apps/httpd/httpd.mk
 	echo '$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static ($(shell $(or $(HOST_CC),gcc) -dumpfullversion))' >$@
+$(HTTPD_EPOLL).flags: $(HTTPD_EPOLL) apps/httpd/httpd.mk
+	echo '$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static, ready_epoll.c ($(shell $(or $(HOST_CC),gcc) -dumpfullversion))' >$@
 $(BUILD)/apps/httpd.flags: $(BUILD)/apps/httpd.elf mk/toolchain.mk
 	echo '$(strip $(GUEST_CFLAGS))' >$@
 
@@ -96,7 +101,7 @@ endif
 .PHONY: linux-guest bench bench-quick bench-summary
 linux-guest: $(LINUX_KERNEL) $(LINUX_INITRD)
 
-TEST_DEPS += linux-guest $(HTTPD_HOST).flags
+TEST_DEPS += linux-guest $(HTTPD_HOST).flags $(HTTPD_EPOLL).flags
 
 # Only the settings given are passed: run-bench has its own defaults.
 BENCH_SETTINGS := QUICK GUESTS BACKENDS EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN REPS LOAD_SECS \
@@ -110,7 +115,7 @@ $(HOSTPROBE): bench/hostprobe.c | $(PKG_STAMP)
 	$(or $(HOST_CC),gcc) -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -o $@ $<
 TEST_DEPS += $(HOSTPROBE)
 
-bench: $(HTTPD_HOST) $(HTTPD_HOST).flags linux-guest deps $(HOSTPROBE)
+bench: $(HTTPD_HOST) $(HTTPD_HOST).flags $(HTTPD_EPOLL).flags linux-guest deps $(HOSTPROBE)
 	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
 	$(BENCH_ENV) bench/run-bench
 
@@ -182,7 +187,8 @@ IPERF3_PROG := /usr/bin/iperf3
 $(IPERF3_PROG): | $(PKG_STAMP)
 
 $(LINUX_IPERF_INITRD): $(LINUX_INIT) $(HTTPD_HOST) $(IPERF_HOST) $(IPERF3_PROG) bench/linux/mkinitramfs.sh $(LINUX_STAMP)
-	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) $(IPERF_HOST) $(IPERF3_PROG)
+	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) /bin/iperf=$(IPERF_HOST) \
+		/bin/iperf3=$(IPERF3_PROG)
 
 .PHONY: linux-iperf-guest
 linux-iperf-guest: $(LINUX_KERNEL) $(LINUX_IPERF_INITRD)
