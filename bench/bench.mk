@@ -4,6 +4,9 @@
 #                        virtio modules). The kernel is booted as the ELF inside
 #                        the bzImage (QEMU's PVH entry): see
 #                        bench/linux/extract-vmlinux.py for why.
+#   make linux-nginx-guest   the same kernel with initrd-nginx.img: Debian's nginx
+#                        and its libraries, run by bench/nginx/nginx-run
+#                        (docs/linux-guests.md)
 #   make bench           the full benchmark (bench/run-bench; ~20 min here): the
 #                        Linux guest, the unikernel (build/apps/httpd-all.elf: the
 #                        `all` variant, a release build like every variant, so
@@ -103,6 +106,37 @@ linux-guest: $(LINUX_KERNEL) $(LINUX_INITRD)
 
 TEST_DEPS += linux-guest $(HTTPD_HOST).flags $(HTTPD_EPOLL).flags
 
+# ---- nginx: Debian's, for the linux-nginx and native-nginx guests ----------
+# bench/nginx/nginx-run runs it as the benchmark runs httpd (options, the
+# shutdown request, one exit status); the configuration it writes for nginx
+# is bench/nginx/nginx.conf, built into it as a C string.
+NGINX_PROG   := /usr/sbin/nginx
+NGINX_RUN    := $(BUILD)/host/nginx-run
+LINUX_NGINX_INITRD := $(LINUX_DIR)/initrd-nginx.img
+$(NGINX_PROG): | $(PKG_STAMP)
+
+$(BUILD)/host/nginx-conf.inc: bench/nginx/nginx.conf
+	@mkdir -p $(@D)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< >$@
+
+$(NGINX_RUN): bench/nginx/nginx-run.c $(BUILD)/host/nginx-conf.inc | $(PKG_STAMP)
+	@mkdir -p $(@D)
+	$(or $(HOST_CC),gcc) -std=gnu11 -O2 -g -Wall -Wextra -Werror -static -I$(BUILD)/host -o $@ $<
+
+# What meta.txt says the native-nginx guest ran.
+$(NGINX_RUN).flags: $(NGINX_RUN) $(NGINX_PROG)
+	echo "$$($(NGINX_PROG) -v 2>&1 | sed 's/^nginx version: //') (Debian $$(dpkg-query -W -f='$${Version}' nginx)," \
+		"$(NGINX_PROG)), bench/nginx/nginx.conf, run by nginx-run" >$@
+
+$(LINUX_NGINX_INITRD): $(LINUX_INIT) $(HTTPD_HOST) $(NGINX_RUN) $(NGINX_PROG) bench/nginx/passwd bench/nginx/group \
+		bench/linux/mkinitramfs.sh $(LINUX_STAMP)
+	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) /bin/nginx-run=$(NGINX_RUN) \
+		/usr/sbin/nginx=$(NGINX_PROG) /etc/passwd=bench/nginx/passwd /etc/group=bench/nginx/group
+
+.PHONY: linux-nginx-guest
+linux-nginx-guest: $(LINUX_KERNEL) $(LINUX_NGINX_INITRD)
+TEST_DEPS += linux-nginx-guest $(NGINX_RUN) $(NGINX_RUN).flags
+
 # Only the settings given are passed: run-bench has its own defaults.
 BENCH_SETTINGS := QUICK GUESTS BACKENDS EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN REPS LOAD_SECS \
 	IDLE_SECS LOADS REF OUT MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT INCLUDE_BUSY WRK_THREADS UK_HTTPD
@@ -115,7 +149,8 @@ $(HOSTPROBE): bench/hostprobe.c | $(PKG_STAMP)
 	$(or $(HOST_CC),gcc) -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -o $@ $<
 TEST_DEPS += $(HOSTPROBE)
 
-bench: $(HTTPD_HOST) $(HTTPD_HOST).flags $(HTTPD_EPOLL).flags linux-guest deps $(HOSTPROBE)
+bench: $(HTTPD_HOST) $(HTTPD_HOST).flags $(HTTPD_EPOLL).flags linux-guest linux-nginx-guest $(NGINX_RUN).flags \
+		deps $(HOSTPROBE)
 	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
 	$(BENCH_ENV) bench/run-bench
 
