@@ -360,7 +360,7 @@ int main(int argc, char **argv)
 	srv.max_conns = (size_t)max_conns;
 	srv.fd_cap = SIZE_MAX;
 	srv.conns = calloc(srv.max_conns, sizeof(*srv.conns));
-	srv.ready = ready_new();
+	srv.ready = ready_new(srv.max_conns + 1); /* listener + connections */
 	srv.scratch = malloc(SCRATCH_LEN);
 	if (srv.conns == NULL || srv.ready == NULL || srv.scratch == NULL) {
 		fprintf(stderr, "httpd: out of memory\n");

@@ -22,11 +22,19 @@
 #define HTTPD_READY_H
 
 #include <poll.h>
+#include <stddef.h>
+
+/* Descriptors a server holds besides those it watches (standard streams,
+ * epoll's own), for the room ready_new() makes by descriptor number. */
+#define READY_FD_SLACK 16
 
 struct ready;
 
-/* An empty set; NULL when out of memory or the kernel refused one. */
-struct ready *ready_new(void);
+/* An empty set with room, allocated now, for `max` descriptors watched at
+ * once, numbered below max + READY_FD_SLACK; it grows past either only if
+ * it must (so a server's memory after a flood is what it was before).
+ * NULL when out of memory or the kernel refused one. */
+struct ready *ready_new(size_t max);
 /* Frees the set (its descriptors stay open). */
 void ready_free(struct ready *r);
 /* Watches fd for `events` from the next wait on. 0, or -1 with errno. */

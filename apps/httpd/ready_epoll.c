@@ -46,40 +46,12 @@ struct ready {
 	unsigned long turn;         /* waits so far: the current one's number */
 };
 
-struct ready *ready_new(void)
-{
-	struct ready *r = calloc(1, sizeof(*r));
-
-	if (r == NULL)
-		return NULL;
-	r->ev_cap = 64;
-	r->events = malloc(r->ev_cap * sizeof(*r->events));
-	r->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (r->events == NULL || r->epfd < 0) {
-		if (r->epfd >= 0)
-			close(r->epfd);
-		free(r->events);
-		free(r);
-		return NULL;
-	}
-	return r;
-}
-
-void ready_free(struct ready *r)
-{
-	if (r == NULL)
-		return;
-	close(r->epfd);
-	free(r->fds);
-	free(r->events);
-	free(r);
-}
-
-/* Makes room for descriptor fd's entry and for one more ready event. */
-static int grow(struct ready *r, int fd)
+/* Makes room for `entries` descriptors watched at once (one wait can report
+ * them all) and for descriptor fd's entry. */
+static int grow(struct ready *r, size_t entries, int fd)
 {
 	if ((size_t)fd >= r->fd_cap) {
-		size_t cap = r->fd_cap ? r->fd_cap : 64, i;
+		size_t cap = r->fd_cap ? r->fd_cap : (size_t)fd + 1, i;
 		struct ready_fd *f;
 
 		while (cap <= (size_t)fd)
@@ -92,16 +64,44 @@ static int grow(struct ready *r, int fd)
 		r->fds = f;
 		r->fd_cap = cap;
 	}
-	if (r->n + 1 > r->ev_cap) {
-		size_t cap = 2 * r->ev_cap;
-		struct epoll_event *e = realloc(r->events, cap * sizeof(*e));
+	if (entries > r->ev_cap) {
+		size_t cap = r->ev_cap ? r->ev_cap : entries;
+		struct epoll_event *e;
 
+		while (cap < entries)
+			cap *= 2;
+		e = realloc(r->events, cap * sizeof(*e));
 		if (e == NULL)
 			return -1;
 		r->events = e;
 		r->ev_cap = cap;
 	}
 	return 0;
+}
+
+struct ready *ready_new(size_t max)
+{
+	struct ready *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (r->epfd < 0 || grow(r, max ? max : 1, (int)(max + READY_FD_SLACK) - 1) < 0) {
+		ready_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void ready_free(struct ready *r)
+{
+	if (r == NULL)
+		return;
+	if (r->epfd >= 0)
+		close(r->epfd);
+	free(r->fds);
+	free(r->events);
+	free(r);
 }
 
 /* Tells the kernel what fd waits for. */
@@ -118,7 +118,7 @@ int ready_add(struct ready *r, int fd, short events)
 		errno = EBADF;
 		return -1;
 	}
-	if (grow(r, fd) < 0) {
+	if (grow(r, r->n + 1, fd) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}

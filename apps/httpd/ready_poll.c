@@ -25,34 +25,23 @@ struct ready {
 	size_t fd_cap;       /* entries of slot: descriptors below this have one */
 };
 
-struct ready *ready_new(void)
+/* Makes room for `entries` entries and for descriptor fd's index. */
+static int grow(struct ready *r, size_t entries, int fd)
 {
-	return calloc(1, sizeof(struct ready));
-}
+	if (entries > r->cap) {
+		size_t cap = r->cap ? r->cap : entries;
+		struct pollfd *p;
 
-void ready_free(struct ready *r)
-{
-	if (r == NULL)
-		return;
-	free(r->pfds);
-	free(r->slot);
-	free(r);
-}
-
-/* Makes room for one more entry and for descriptor fd's index. */
-static int grow(struct ready *r, int fd)
-{
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 64;
-		struct pollfd *p = realloc(r->pfds, cap * sizeof(*p));
-
+		while (cap < entries)
+			cap *= 2;
+		p = realloc(r->pfds, cap * sizeof(*p));
 		if (p == NULL)
 			return -1;
 		r->pfds = p;
 		r->cap = cap;
 	}
 	if ((size_t)fd >= r->fd_cap) {
-		size_t cap = r->fd_cap ? r->fd_cap : 64, i;
+		size_t cap = r->fd_cap ? r->fd_cap : (size_t)fd + 1, i;
 		size_t *s;
 
 		while (cap <= (size_t)fd)
@@ -68,13 +57,33 @@ static int grow(struct ready *r, int fd)
 	return 0;
 }
 
+struct ready *ready_new(size_t max)
+{
+	struct ready *r = calloc(1, sizeof(*r));
+
+	if (r == NULL || grow(r, max ? max : 1, (int)(max + READY_FD_SLACK) - 1) < 0) {
+		ready_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void ready_free(struct ready *r)
+{
+	if (r == NULL)
+		return;
+	free(r->pfds);
+	free(r->slot);
+	free(r);
+}
+
 int ready_add(struct ready *r, int fd, short events)
 {
 	if (fd < 0) {
 		errno = EBADF;
 		return -1;
 	}
-	if (grow(r, fd) < 0) {
+	if (grow(r, r->n + 1, fd) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
