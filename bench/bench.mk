@@ -1,8 +1,12 @@
 # bench.mk: the Linux guest and the benchmark (`make bench`).
 #
-#   make linux-guest     Debian's kernel + our initramfs (init, httpd, virtio modules)
-#                        The kernel is booted as the ELF inside the bzImage (QEMU's
-#                        PVH entry): see bench/linux/extract-vmlinux.py for why.
+#   make linux-guest     Debian's kernel + our initramfs (init, httpd, httpd-epoll,
+#                        virtio modules). The kernel is booted as the ELF inside
+#                        the bzImage (QEMU's PVH entry): see
+#                        bench/linux/extract-vmlinux.py for why.
+#   make linux-nginx-guest   the same kernel with initrd-nginx.img: Debian's nginx
+#                        and its libraries, run by bench/nginx/nginx-run
+#                        (docs/linux-guests.md)
 #   make bench           the full benchmark (bench/run-bench; ~20 min here): the
 #                        Linux guest, the unikernel (build/apps/httpd-all.elf: the
 #                        `all` variant, a release build like every variant, so
@@ -75,13 +79,17 @@ $(LINUX_INIT): bench/linux/init.c | $(PKG_STAMP)
 	@mkdir -p $(@D)
 	$(or $(HOST_CC),gcc) -std=gnu11 -O2 -g -Wall -Wextra -Werror -static -o $@ $<
 
-$(LINUX_INITRD): $(LINUX_INIT) $(HTTPD_HOST) bench/linux/mkinitramfs.sh $(LINUX_STAMP)
-	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST)
+# The linux, linux-tuned and linux-epoll guests boot this one image: init's
+# app= picks httpd (the default) or httpd-epoll.
+$(LINUX_INITRD): $(LINUX_INIT) $(HTTPD_HOST) $(HTTPD_EPOLL) bench/linux/mkinitramfs.sh $(LINUX_STAMP)
+	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) /bin/httpd-epoll=$(HTTPD_EPOLL)
 
 # The flags each benchmark image was built with, for meta.txt (the variants
 # write theirs: mk/variants.mk).
 $(HTTPD_HOST).flags: $(HTTPD_HOST) apps/httpd/httpd.mk
 	echo '$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static ($(shell $(or $(HOST_CC),gcc) -dumpfullversion))' >$@
+$(HTTPD_EPOLL).flags: $(HTTPD_EPOLL) apps/httpd/httpd.mk
+	echo '$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static, ready_epoll.c ($(shell $(or $(HOST_CC),gcc) -dumpfullversion))' >$@
 $(BUILD)/apps/httpd.flags: $(BUILD)/apps/httpd.elf mk/toolchain.mk
 	echo '$(strip $(GUEST_CFLAGS))' >$@
 
@@ -96,7 +104,38 @@ endif
 .PHONY: linux-guest bench bench-quick bench-summary
 linux-guest: $(LINUX_KERNEL) $(LINUX_INITRD)
 
-TEST_DEPS += linux-guest $(HTTPD_HOST).flags
+TEST_DEPS += linux-guest $(HTTPD_HOST).flags $(HTTPD_EPOLL).flags
+
+# ---- nginx: Debian's, for the linux-nginx and native-nginx guests ----------
+# bench/nginx/nginx-run runs it as the benchmark runs httpd (options, the
+# shutdown request, one exit status); the configuration it writes for nginx
+# is bench/nginx/nginx.conf, built into it as a C string.
+NGINX_PROG   := /usr/sbin/nginx
+NGINX_RUN    := $(BUILD)/host/nginx-run
+LINUX_NGINX_INITRD := $(LINUX_DIR)/initrd-nginx.img
+$(NGINX_PROG): | $(PKG_STAMP)
+
+$(BUILD)/host/nginx-conf.inc: bench/nginx/nginx.conf
+	@mkdir -p $(@D)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< >$@
+
+$(NGINX_RUN): bench/nginx/nginx-run.c $(BUILD)/host/nginx-conf.inc | $(PKG_STAMP)
+	@mkdir -p $(@D)
+	$(or $(HOST_CC),gcc) -std=gnu11 -O2 -g -Wall -Wextra -Werror -static -I$(BUILD)/host -o $@ $<
+
+# What meta.txt says the native-nginx guest ran.
+$(NGINX_RUN).flags: $(NGINX_RUN) $(NGINX_PROG)
+	echo "$$($(NGINX_PROG) -v 2>&1 | sed 's/^nginx version: //') (Debian $$(dpkg-query -W -f='$${Version}' nginx)," \
+		"$(NGINX_PROG)), bench/nginx/nginx.conf, run by nginx-run" >$@
+
+$(LINUX_NGINX_INITRD): $(LINUX_INIT) $(HTTPD_HOST) $(NGINX_RUN) $(NGINX_PROG) bench/nginx/passwd bench/nginx/group \
+		bench/linux/mkinitramfs.sh $(LINUX_STAMP)
+	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) /bin/nginx-run=$(NGINX_RUN) \
+		/usr/sbin/nginx=$(NGINX_PROG) /etc/passwd=bench/nginx/passwd /etc/group=bench/nginx/group
+
+.PHONY: linux-nginx-guest
+linux-nginx-guest: $(LINUX_KERNEL) $(LINUX_NGINX_INITRD)
+TEST_DEPS += linux-nginx-guest $(NGINX_RUN) $(NGINX_RUN).flags
 
 # Only the settings given are passed: run-bench has its own defaults.
 BENCH_SETTINGS := QUICK GUESTS BACKENDS EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN REPS LOAD_SECS \
@@ -110,7 +149,8 @@ $(HOSTPROBE): bench/hostprobe.c | $(PKG_STAMP)
 	$(or $(HOST_CC),gcc) -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -o $@ $<
 TEST_DEPS += $(HOSTPROBE)
 
-bench: $(HTTPD_HOST) $(HTTPD_HOST).flags linux-guest deps $(HOSTPROBE)
+bench: $(HTTPD_HOST) $(HTTPD_HOST).flags $(HTTPD_EPOLL).flags linux-guest linux-nginx-guest $(NGINX_RUN).flags \
+		deps $(HOSTPROBE)
 	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
 	$(BENCH_ENV) bench/run-bench
 
@@ -182,7 +222,8 @@ IPERF3_PROG := /usr/bin/iperf3
 $(IPERF3_PROG): | $(PKG_STAMP)
 
 $(LINUX_IPERF_INITRD): $(LINUX_INIT) $(HTTPD_HOST) $(IPERF_HOST) $(IPERF3_PROG) bench/linux/mkinitramfs.sh $(LINUX_STAMP)
-	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) $(IPERF_HOST) $(IPERF3_PROG)
+	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) /bin/iperf=$(IPERF_HOST) \
+		/bin/iperf3=$(IPERF3_PROG)
 
 .PHONY: linux-iperf-guest
 linux-iperf-guest: $(LINUX_KERNEL) $(LINUX_IPERF_INITRD)

@@ -5,7 +5,13 @@
 #   linux-tuned      the same image with idle=poll mitigations=off on its
 #                    command line and busy_poll=50, which its init turns into
 #                    net.core.busy_poll and net.core.busy_read (bench/linux/init.c)
+#   linux-epoll      the same image running httpd-epoll (app=httpd-epoll):
+#                    httpd with epoll behind its loop's wait (apps/httpd/ready.h)
+#   linux-nginx      the same kernel with initrd-nginx.img running Debian's
+#                    nginx through bench/nginx/nginx-run (app=nginx-run)
 #   native           the same httpd run on the host: no VM, the ceiling
+#   native-nginx     nginx-run and Debian's nginx on the host, with the
+#                    configuration linux-nginx has
 #   uk               the unikernel's benchmark build, $UK_HTTPD (default
 #                    build/apps/httpd-all.elf: the `all` variant, a release build)
 #   uk:IMAGE         a unikernel app image, booted by the loader
@@ -19,9 +25,18 @@
 #   GUEST_KERNEL     qemu-run's KERNEL argument
 #   GUEST_INITRD     qemu-run's second argument (initramfs, or the app image)
 #   GUEST_PREFIX     command-line words before the network options
-#   GUEST_BYTES      image size: kernel plus initramfs/app, or the httpd binary
+#   GUEST_BYTES      image size: kernel plus initramfs/app, or the server binary
+#                    (native-nginx: nginx-run and nginx, without its libraries)
 #   GUEST_CTRL_T     1 when the guest prints its counters on a Ctrl-T at its
 #                    console (the unikernel), else empty
+#   GUEST_APP        the server program of a Linux or native guest (httpd,
+#                    httpd-epoll, nginx-run): $BUILD/host/$GUEST_APP.flags
+#                    says how it was built, for meta.txt; else empty
+#   GUEST_SERVER     native guests: the names of the processes from the one
+#                    started (under timeout) down to the one whose CPU is the
+#                    server's, each a child of the one before ("httpd";
+#                    "nginx-run nginx nginx": nginx's one worker, which serves
+#                    every request while its master and nginx-run sleep)
 # and returns 1 with a message when the spec is bad or its files are missing.
 # The network options (ip= gw= mask=) and `-- app args` are added by the
 # caller: the unikernel and the Linux guest read the same convention.
@@ -31,11 +46,13 @@ LOADER=${LOADER:-$BENCH_BUILD/loader/loader.elf}
 # The tuned Linux guest's kernel options: a polling idle loop, no speculation
 # mitigations, and busy polling of sockets for 50 us (init writes it).
 LINUX_TUNED_OPTIONS="idle=poll mitigations=off busy_poll=50"
+NGINX_PROG=${NGINX_PROG:-/usr/sbin/nginx}
 
 guest_resolve() {
 	local spec=$1 name kind rest
+	local sized=()
 	GUEST_NAME="" GUEST_KIND="" GUEST_KERNEL="" GUEST_INITRD="" GUEST_PREFIX="" GUEST_BYTES=0
-	GUEST_CTRL_T=""
+	GUEST_CTRL_T="" GUEST_APP="" GUEST_SERVER=""
 	name=${spec%%=*}
 	if [ "$name" = "$spec" ]; then
 		case "$spec" in
@@ -52,19 +69,30 @@ guest_resolve() {
 	GUEST_NAME=$name
 	case "$rest" in
 	native)
-		GUEST_KIND=native
+		GUEST_KIND=native GUEST_APP=httpd GUEST_SERVER=httpd
 		GUEST_KERNEL=$BENCH_BUILD/host/httpd ;;
+	native-nginx)
+		GUEST_KIND=native GUEST_APP=nginx-run GUEST_SERVER="nginx-run nginx nginx"
+		GUEST_KERNEL=$BENCH_BUILD/host/nginx-run sized=("$NGINX_PROG") ;;
 	linux)
-		GUEST_KIND=linux
+		GUEST_KIND=linux GUEST_APP=httpd
 		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinux GUEST_INITRD=$BENCH_BUILD/linux/initrd.img
 		GUEST_PREFIX="console=ttyS0 quiet panic=-1" ;;
 	linux-tuned)
-		GUEST_KIND=linux
+		GUEST_KIND=linux GUEST_APP=httpd
 		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinux GUEST_INITRD=$BENCH_BUILD/linux/initrd.img
 		GUEST_PREFIX="console=ttyS0 quiet panic=-1 $LINUX_TUNED_OPTIONS" ;;
+	linux-epoll)
+		GUEST_KIND=linux GUEST_APP=httpd-epoll
+		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinux GUEST_INITRD=$BENCH_BUILD/linux/initrd.img
+		GUEST_PREFIX="console=ttyS0 quiet panic=-1 app=httpd-epoll" ;;
+	linux-nginx)
+		GUEST_KIND=linux GUEST_APP=nginx-run
+		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinux GUEST_INITRD=$BENCH_BUILD/linux/initrd-nginx.img
+		GUEST_PREFIX="console=ttyS0 quiet panic=-1 app=nginx-run" ;;
 	linux:*:*)
 		kind=${rest#linux:}
-		GUEST_KIND=linux
+		GUEST_KIND=linux GUEST_APP=httpd
 		GUEST_KERNEL=${kind%%:*} GUEST_INITRD=${kind#*:}
 		GUEST_PREFIX="console=ttyS0 quiet panic=-1" ;;
 	uk)
@@ -75,10 +103,11 @@ guest_resolve() {
 		kind=${rest#uk:}
 		GUEST_KERNEL=$LOADER GUEST_INITRD=${kind%%+*} GUEST_CTRL_T=1
 		[ "$kind" != "${kind%%+*}" ] && GUEST_PREFIX=$(echo "${kind#*+}" | tr '+' ' ') ;;
-	*) echo "bench: unknown guest '$spec' (linux, linux-tuned, native, uk, uk:IMAGE, NAME=uk:IMAGE)" >&2; return 1 ;;
+	*) echo "bench: unknown guest '$spec' (linux, linux-tuned, linux-epoll, linux-nginx, native," \
+		"native-nginx, uk, uk:IMAGE, NAME=uk:IMAGE)" >&2; return 1 ;;
 	esac
 	local f
-	for f in $GUEST_KERNEL $GUEST_INITRD; do
+	for f in $GUEST_KERNEL $GUEST_INITRD "${sized[@]}"; do
 		[ -f "$f" ] || { echo "bench: guest $GUEST_NAME: $f missing" >&2; return 1; }
 		GUEST_BYTES=$((GUEST_BYTES + $(stat -c %s "$f")))
 	done

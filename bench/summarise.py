@@ -7,7 +7,12 @@ Reads RESULTS_DIR/runs.csv (one row per load run), guests.csv (one row per
 boot) and meta.txt, all written by bench/run-bench, and writes
     summary.md   a header saying what kind of batch it was (load average at
                  start and end, whether the quiet-host guard passed or was
-                 forced, how many runs other processes disturbed); for every
+                 forced, how many runs other processes disturbed); when the
+                 batch has a Linux guest (linux, or a name beginning linux-)
+                 and another that is not native, per configuration "uk
+                 against the best Linux guest": at each load, the Linux guest
+                 with the highest median requests/s, named, and each other
+                 guest's ratios to it; for every
                  configuration (back-end, emulator, placement, load
                  generator) the main table: requests/s, host CPU per request
                  (QEMU's whole process, or the native server), each with its
@@ -76,6 +81,16 @@ def batch_header(meta, runs, include_busy=False):
     return out
 
 
+def is_linux(guest):
+    """A Linux guest: linux, linux-tuned, linux-epoll, linux-nginx, ..."""
+    return guest == "linux" or guest.startswith("linux-")
+
+
+def is_native(guest):
+    """A server on the host, no VM: native, native-nginx, ..."""
+    return guest == "native" or guest.startswith("native-")
+
+
 class Summary(Results):
     """The runs of one results folder, grouped for reporting."""
 
@@ -119,6 +134,43 @@ class Summary(Results):
                     cell += f" x{r:.2f}"
                 row.append(cell + self.marks(config, g, load))
             rows.append(row)
+        return rows
+
+    def best_linux(self, config, load):
+        """The Linux guest with the highest median requests/s (the first
+        of equals, in column order), or None when none has one."""
+        best, top = None, None
+        for g in self.guests:
+            m = self.stat(config, g, load, "rps").median
+            if is_linux(g) and m is not None and (top is None or m > top):
+                best, top = g, m
+        return best
+
+    def contenders(self):
+        """The guests set against the best Linux guest: neither Linux nor
+        native (the unikernel builds)."""
+        return [g for g in self.guests if not is_linux(g) and not is_native(g)]
+
+    def best_rows(self, config):
+        """A row per load and contender: its requests/s, the best Linux
+        guest there and its requests/s, the ratios of requests/s and of
+        CPU per request to that guest's."""
+        rows = []
+        for load in self.loads:
+            best = self.best_linux(config, load)
+            for g in self.contenders():
+                if not self.cell_runs(config, g, load):
+                    continue
+                mine = self.stat(config, g, load, "rps")
+                row = [load_label(load, config["loadgen"]), g, mine.fmt() + self.marks(config, g, load)]
+                if best is None:
+                    rows.append(row + ["-", "-", "-", "-"])
+                    continue
+                ref = self.stat(config, best, load, "rps")
+                cpu, ref_cpu = (self.stat(config, x, load, "cpu_us_per_req").median for x in (g, best))
+                rows.append(row + [best, ref.fmt() + self.marks(config, best, load),
+                                   fmt_x(mine.median / ref.median if mine.median is not None and ref.median else None),
+                                   fmt_x(cpu / ref_cpu if cpu is not None and ref_cpu else None)])
         return rows
 
     def main_rows(self, config):
@@ -196,6 +248,9 @@ class Summary(Results):
                 f"[n=K/M]: only K of M runs counted; !: a listen overflow on the host; ~: the guest's "
                 f"shutdown was unclean; b: a busy run counted. {self.reps_seen()} repetition(s).")
 
+    def has_best_table(self):
+        return any(is_linux(g) for g in self.guests) and bool(self.contenders())
+
     def reps_seen(self):
         return len({r["rep"] for r in self.runs + self.boots})
 
@@ -249,6 +304,16 @@ class Summary(Results):
         if meta:
             out += ["```", meta.strip(), "```", ""]
         out += [self.legend(), ""]
+        if self.has_best_table():
+            out += ["## uk against the best Linux guest", "",
+                    "At each load, the Linux guest (linux, or a name beginning linux-) with the highest "
+                    "median requests/s in that configuration, named, and each guest that is neither "
+                    "Linux nor native against it: ratios of the medians of requests/s (higher is "
+                    "better) and of CPU per request (lower is better).", ""]
+            for config in self.configs():
+                out += [f"### {self.label(config)}", "",
+                        md_table(["load", "guest", "req/s", "best Linux guest", "its req/s", "x best",
+                                  "CPU/req x best"], self.best_rows(config)), ""]
         head = ["load", "guest", "req/s", f"x {self.ref}", "CPU us/req", f"x {self.ref}", "p50 ms",
                 "p99 ms", "runs"]
         for config in self.configs():
@@ -280,7 +345,8 @@ class Summary(Results):
         out += ["## Guests", "",
                 "Boot: seconds from start to the first HTTP response. Idle: the server process's CPU "
                 "over the idle sample (first repetition). Image: kernel + initramfs or app image; "
-                "for native, the httpd binary.", ""]
+                "for a native guest, the server's binary (native-nginx: nginx-run and nginx, without "
+                "its libraries).", ""]
         out += [md_table(["configuration", "guest", "boot s", "idle CPU", "image", "clean boots"],
                          self.guest_rows()), ""]
         notes = self.notes()
@@ -391,7 +457,8 @@ def has_cairo():
 
 def main(argv):
     ap = argparse.ArgumentParser(description="Summarise a bench/results folder.")
-    ap.add_argument("--ref", help="reference guest for ratios (default: first non-native guest)")
+    ap.add_argument("--ref", help="reference guest for ratios (default: the first guest that is neither "
+                                  "native nor native-*)")
     ap.add_argument("--include-busy", action="store_true",
                     help="count runs that other processes disturbed (flagged busy) in medians")
     ap.add_argument("--no-chart", action="store_true", help="skip the PNG")
@@ -407,7 +474,10 @@ def main(argv):
         print("summarise: no runs recorded", file=sys.stderr)
         return 2
     names = ordered([r["guest"] for r in runs], [])
-    ref = args.ref or next((g for g in names if g != "native"), names[0])
+    ref = args.ref or next((g for g in names if not is_native(g)), names[0])
+    if ref not in names:
+        print(f"summarise: --ref {ref}: no such guest in this batch ({' '.join(names)})", file=sys.stderr)
+        return 2
     summary = Summary(runs, boots, ref, args.include_busy)
     meta = ""
     try:
@@ -424,6 +494,11 @@ def main(argv):
         print(f"\nrequests/s, {summary.label(config).replace('`', '')} (median (min-max) over the runs "
               f"that count; x = ratio to {ref}; !: listen overflow)")
         print(text_table(["load"] + summary.guests, summary.throughput_rows(config)))
+    if summary.has_best_table():
+        for config in summary.configs():
+            print(f"\nagainst the best Linux guest at each load, {summary.label(config).replace('`', '')}")
+            print(text_table(["load", "guest", "req/s", "best Linux guest", "its req/s", "x best", "CPU/req x best"],
+                             summary.best_rows(config)))
     notes = summary.notes()
     if notes:
         print(f"\n{len(notes)} run(s) to read with care (see summary.md)")

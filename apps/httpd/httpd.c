@@ -1,9 +1,10 @@
 /*
- * httpd.c: a single-threaded HTTP/1.1 server around one poll() loop.
+ * httpd.c: a single-threaded HTTP/1.1 server around one readiness loop.
  *
  * The shape of a tokio current-thread server: non-blocking sockets, one loop
- * that polls the listener and every connection for readiness and serves what
- * is ready. GET / answers a fixed 41-byte body, GET /bytes/N N generated
+ * that waits for the listener and every connection to be ready and serves
+ * what is ready. The wait is poll() (ready_poll.c), or epoll in the Linux
+ * build httpd-epoll (ready_epoll.c): see ready.h. GET / answers a fixed 41-byte body, GET /bytes/N N generated
  * bytes (http.h says which), POST either after discarding the request body.
  * This file holds the options, the listener and the loop; conn.c does a
  * connection's I/O, guard.c the limits on slow clients, http.c and body.c
@@ -31,7 +32,8 @@
  * did when it stops.
  *
  * Plain POSIX only, so it builds with glibc for Linux and with newlib plus
- * the unikernel's socket layer, without a single #ifdef for either.
+ * the unikernel's socket layer, without a single #ifdef for either (the
+ * epoll wait is a file of its own, linked into the Linux build that uses it).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -151,6 +153,7 @@ void conn_drop(struct server *srv, size_t i, bool reset)
 		struct linger lg = { 1, 0 };
 		setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	}
+	ready_del(srv->ready, c->fd);
 	close(c->fd);
 	free(c);
 	srv->conns[i] = srv->conns[--srv->nconns];
@@ -162,7 +165,7 @@ static void add_conn(struct server *srv, int fd)
 	struct conn *c = conn_new(fd, srv->now);
 	int one = 1;
 
-	if (c == NULL || set_nonblocking(fd) < 0) {
+	if (c == NULL || set_nonblocking(fd) < 0 || ready_add(srv->ready, fd, conn_events(c)) < 0) {
 		fprintf(stderr, "httpd: cannot take a connection\n");
 		free(c);
 		close(fd);
@@ -227,7 +230,7 @@ static void accept_all(struct server *srv)
 	}
 }
 
-/* The poll timeout that wakes the loop at `wake` (INT64_MAX: never). */
+/* The wait's timeout that wakes the loop at `wake` (INT64_MAX: never). */
 static int timeout_until(int64_t wake, int64_t now)
 {
 	if (wake == INT64_MAX)
@@ -261,15 +264,17 @@ static int run(struct server *srv)
 				break;
 			wake = stop_deadline;
 		}
-		/* The poll set, the next deadline, and whether a newcomer could
-		 * have a place if the limit is reached. */
+		/* What each connection waits for, the next deadline, and
+		 * whether a newcomer could have a place if the limit is reached. */
 		full = server_full(srv);
 		for (i = 0; i < srv->nconns; i++) {
 			struct conn *c = srv->conns[i];
 			int64_t at = guard_deadline(srv, c);
 
-			srv->pfds[1 + i].fd = c->fd;
-			srv->pfds[1 + i].events = conn_events(c);
+			if (ready_want(srv->ready, c->fd, conn_events(c)) < 0) {
+				perror("httpd: readiness");
+				return 1;
+			}
 			if (at < wake)
 				wake = at;
 			if (full) {
@@ -281,25 +286,27 @@ static int run(struct server *srv)
 			}
 		}
 		accepting = !srv->stopping && (!full || evictable);
-		srv->pfds[0].fd = accepting ? srv->listen_fd : -1;
-		srv->pfds[0].events = POLLIN;
-		n = poll(srv->pfds, (nfds_t)(1 + srv->nconns), timeout_until(wake, srv->now));
+		if (ready_want(srv->ready, srv->listen_fd, accepting ? POLLIN : 0) < 0) {
+			perror("httpd: readiness");
+			return 1;
+		}
+		n = ready_wait(srv->ready, timeout_until(wake, srv->now));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			perror("httpd: poll");
+			perror("httpd: wait");
 			return 1;
 		}
 		srv->now = now_ms();
 		/* Walk backwards: dropping slot i moves the last slot into it. */
 		for (i = srv->nconns; i-- > 0;) {
-			short re = srv->pfds[1 + i].revents;
+			short re = ready_revents(srv->ready, srv->conns[i]->fd);
 			if (re && !conn_service(srv, srv->conns[i], re))
 				conn_drop(srv, i, false);
 		}
 		if (srv->now >= wake)
 			guard_expire(srv);
-		if (accepting && (srv->pfds[0].revents & POLLIN))
+		if (accepting && (ready_revents(srv->ready, srv->listen_fd) & POLLIN))
 			accept_all(srv);
 	}
 	return 0;
@@ -346,30 +353,35 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = SIG_IGN; /* a write to a closed peer is an error, not death */
 	sigaction(SIGPIPE, &sa, NULL);
-	sa.sa_handler = on_signal; /* no SA_RESTART: poll() returns EINTR */
+	sa.sa_handler = on_signal; /* no SA_RESTART: the wait returns EINTR */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
 	srv.max_conns = (size_t)max_conns;
 	srv.fd_cap = SIZE_MAX;
 	srv.conns = calloc(srv.max_conns, sizeof(*srv.conns));
-	srv.pfds = calloc(srv.max_conns + 1, sizeof(*srv.pfds)); /* listener + connections */
+	srv.ready = ready_new(srv.max_conns + 1); /* listener + connections */
 	srv.scratch = malloc(SCRATCH_LEN);
-	if (srv.conns == NULL || srv.pfds == NULL || srv.scratch == NULL) {
+	if (srv.conns == NULL || srv.ready == NULL || srv.scratch == NULL) {
 		fprintf(stderr, "httpd: out of memory\n");
 		return 1;
 	}
 	srv.listen_fd = open_listener(addr, (int)port, (int)backlog, srv.quiet);
 	if (srv.listen_fd < 0)
 		return 1;
+	if (ready_add(srv.ready, srv.listen_fd, POLLIN) < 0) {
+		perror("httpd: readiness");
+		return 1;
+	}
 
 	rc = run(&srv);
 
 	while (srv.nconns)
 		conn_drop(&srv, srv.nconns - 1, false);
+	ready_del(srv.ready, srv.listen_fd);
 	close(srv.listen_fd);
+	ready_free(srv.ready);
 	free(srv.conns);
-	free(srv.pfds);
 	free(srv.scratch);
 	if (!srv.quiet) {
 		guard_print(&srv);

@@ -2,12 +2,14 @@
  * httpd.h: what httpd's three files share: a connection, the server, and
  * the calls between them.
  *
- *   httpd.c  options, the listener, the poll() loop, accepting and closing
+ *   httpd.c  options, the listener, the readiness loop, accepting and closing
  *   conn.c   one connection's I/O: reading requests and bodies, answering
  *            (fixed bodies and the generated /bytes body), lingering
  *   guard.c  the limits on slow clients: per-connection deadlines, eviction
  *            of the connection that made the least progress when the
  *            connection limit is reached, and the counters of both
+ *   ready_poll.c or ready_epoll.c (ready.h)  the loop's wait: poll(), or
+ *            Linux's epoll in the httpd-epoll build
  *
  * A connection goes through phases (enum conn_phase). Its clocks are
  * CLOCK_MONOTONIC milliseconds, read once per loop turn (server.now).
@@ -16,6 +18,7 @@
 #define HTTPD_HTTPD_H
 
 #include "http.h"
+#include "ready.h"
 
 #include <poll.h>
 #include <stdbool.h>
@@ -95,7 +98,7 @@ struct server {
 	size_t max_conns;           /* -c */
 	size_t fd_cap;              /* connections at which descriptors ran out
 	                               (SIZE_MAX until they do) */
-	struct pollfd *pfds;        /* poll set: listener, then the connections */
+	struct ready *ready;        /* what the loop waits on: listener, connections */
 	bool allow_shutdown;        /* -s */
 	bool quiet;                 /* -q */
 	bool stopping;              /* a shutdown request was answered */
@@ -120,7 +123,7 @@ void conn_drop(struct server *srv, size_t i, bool reset);
 /* ---- conn.c ---- */
 /* A connection for a just-accepted socket; NULL if out of memory. */
 struct conn *conn_new(int fd, int64_t now);
-/* The poll events connection c waits for. */
+/* The events (POLLIN, POLLOUT) connection c waits for. */
 short conn_events(const struct conn *c);
 /* Whether c has an answer still to send. */
 bool conn_sending(const struct conn *c);

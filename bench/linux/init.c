@@ -10,9 +10,10 @@
  *     guest), writes US to net.core.busy_poll and net.core.busy_read, so
  *     poll() and reads spin on the device's queue that long before sleeping,
  *     and prints what it reads back;
- *   - runs /bin/httpd (or /bin/NAME with the option app=NAME: iperf, our
- *     iperf3 server; iperf3, Debian's) with APP-ARGS and, when it exits with
- *     status N, prints
+ *   - runs /bin/httpd (or /bin/NAME with the option app=NAME: httpd-epoll,
+ *     httpd with epoll behind its loop; iperf, our iperf3 server; iperf3,
+ *     Debian's; nginx-run, Debian's nginx run as httpd is, bench/nginx) with
+ *     APP-ARGS and, when it exits with status N, prints
  *     the exit line "init: exit status N" last on the console and ends QEMU
  *     through the isa-debug-exit device (port 0xf4), which makes QEMU exit
  *     with 2N+1, as the unikernel does, so bench/qemu-run returns N (it takes

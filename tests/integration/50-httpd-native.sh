@@ -3,11 +3,12 @@
 # curl (GET, HEAD, 404, 405, POST), raw exchanges (split, pipelined, HTTP/1.0
 # keep-alive, malformed, over-long), ab with and without keep-alive, and both
 # ways to stop it (shutdown request, SIGTERM), each ending with status 0.
+# HTTPD_BIN names another build to check the same way (test 52: httpd-epoll).
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
 . "$ROOT/tests/integration/lib-net.sh"
 
-httpd=$ROOT/$BUILD/host/httpd
+httpd=${HTTPD_BIN:-$ROOT/$BUILD/host/httpd}
 [ -x "$httpd" ] || skip "$httpd not built"
 command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
 tmp=$(mktemp -d)

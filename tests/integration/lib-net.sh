@@ -25,6 +25,23 @@
 #                            connections (2 minutes at most); true only when all
 #                            N completed, none failed and none was non-2xx
 #                            (ab's output is shown then)
+#   ab_keepalive URL N C     ab -k through $NET_EXEC: as ab_load, and every one of
+#                            the N requests went over a kept connection ("Keep-Alive
+#                            requests: N")
+#   http_closes HOST PORT OUT
+#                            through $NET_EXEC, send one `GET / HTTP/1.1` with
+#                            `Connection: close` and save everything received in OUT;
+#                            false when the server has not closed within 5 s
+#   strip_date FILE [N]      check FILE (responses) has N (default 1) Date headers, each
+#                            in RFC 9110's form, and remove those lines (nginx's answers
+#                            differ from httpd's by them, and they change every second)
+#   linux_tap_start KERNEL INITRD PREFIX ARGS
+#                            boot a Linux guest in a fresh namespace on its tap: kernel
+#                            command line PREFIX, the static address, `-- ARGS`; sets
+#                            NET_EXEC, LG_HOST, LG_URL (http://LG_HOST:8080), LG_PID,
+#                            LG_TMP (console in $LG_TMP/console); cleans up at exit
+#   linux_tap_stop           GET /__shutdown, wait; LG_RC = qemu-run's status (the app's),
+#                            console (CRs removed) printed and left in $LG_TMP/console
 #   uk_tap_start IMAGE ARGS  boot a unikernel image in a fresh namespace on its tap,
 #                            static address, app argv ARGS; sets NET_EXEC, UK_URL,
 #                            UK_PID, UK_TMP (console in $UK_TMP/console); cleans up at exit
@@ -110,6 +127,65 @@ ab_load() {
 	fi
 	rm -f "$out"
 	return $rc
+}
+
+ab_keepalive() {
+	local url=$1 n=$2 c=$3 out rc=1
+	out=$(mktemp)
+	if "${NET_EXEC[@]}" timeout 120 ab -q -k -n "$n" -c "$c" -s 10 "$url" >"$out" 2>&1 &&
+		grep -q "^Complete requests: *$n\$" "$out" && grep -q '^Failed requests: *0$' "$out" &&
+		! grep -q '^Non-2xx responses' "$out" && grep -q "^Keep-Alive requests: *$n\$" "$out"; then
+		echo "ab -k -n $n -c $c: $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$out") req/s, 0 failed, all kept alive"
+		rc=0
+	else
+		cat "$out"
+		echo "ab -k -n $n -c $c: did not finish, or incomplete, failed, non-2xx or not kept-alive requests"
+	fi
+	rm -f "$out"
+	return $rc
+}
+
+http_closes() {
+	local host=$1 port=$2 out=$3
+	"${NET_EXEC[@]}" timeout 5 bash -c 'exec 3<>"/dev/tcp/$0/$1" || exit 2
+		printf "GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n" >&3
+		cat <&3' "$host" "$port" >"$out"
+}
+
+strip_date() {
+	local file=$1 n=${2:-1}
+	[ "$(grep -c '^Date: ' "$file")" = "$n" ] || fail "not $n Date header(s) in $file"
+	[ "$(grep -Ec $'^Date: (Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT\r$' "$file")" = "$n" ] ||
+		fail "a Date header not in RFC 9110's form: $(grep '^Date: ' "$file")"
+	grep -v '^Date: ' "$file" >"$file.nodate"
+	mv "$file.nodate" "$file"
+}
+
+linux_tap_start() {
+	local kernel=$1 initrd=$2 prefix=$3 args=$4
+	[ -f "$kernel" ] && [ -f "$initrd" ] || skip "Linux guest not built ($kernel, $initrd)"
+	netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
+	LG_NS=lg-$$ LG_TMP=$(mktemp -d) LG_PID=""
+	trap '[ -s "$LG_TMP/qemu.pid" ] && kill "$(cat "$LG_TMP/qemu.pid")" 2>/dev/null
+		[ -n "$LG_PID" ] && kill "$LG_PID" 2>/dev/null; wait 2>/dev/null
+		netns_destroy "$LG_NS"; rm -rf "$LG_TMP"' EXIT
+	netns_create "$LG_NS" || skip "cannot create a network namespace here"
+	NET_EXEC=(ip netns exec "$LG_NS")
+	LG_HOST=$NETNS_GUEST_IP LG_URL=http://$NETNS_GUEST_IP:8080
+	"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 200 \
+		--append "$prefix ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- $args" "$kernel" "$initrd" \
+		-- -pidfile "$LG_TMP/qemu.pid" </dev/null >"$LG_TMP/console" 2>&1 &
+	LG_PID=$!
+}
+
+linux_tap_stop() {
+	"${NET_EXEC[@]}" curl -s -m 5 "$LG_URL/__shutdown" >/dev/null
+	wait "$LG_PID"
+	LG_RC=$?
+	LG_PID=""
+	rm -f "$LG_TMP/qemu.pid"
+	tr -d '\r' <"$LG_TMP/console" >"$LG_TMP/c" && mv "$LG_TMP/c" "$LG_TMP/console"
+	cat "$LG_TMP/console"
 }
 
 # linux_guest_check BACKEND: boots the Linux guest on `user` or `tap`, checks

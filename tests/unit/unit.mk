@@ -5,6 +5,16 @@
 UNIT_TESTS += http
 UNIT_SRCS_http := apps/httpd/http.c apps/httpd/body.c
 
+# httpd's readiness wait (issue 23), over poll() and over epoll: one test
+# source, both implementations.
+UNIT_TESTS += ready_poll ready_epoll
+UNIT_SRCS_ready_poll := apps/httpd/ready_poll.c
+UNIT_MAIN_ready_poll := tests/unit/test_ready.c
+UNIT_DEPS_ready_poll := apps/httpd/ready.h
+UNIT_SRCS_ready_epoll := apps/httpd/ready_epoll.c
+UNIT_MAIN_ready_epoll := tests/unit/test_ready.c
+UNIT_DEPS_ready_epoll := apps/httpd/ready.h
+
 UNIT_TESTS += cmdline
 UNIT_SRCS_cmdline := kernel/cmdline.c
 

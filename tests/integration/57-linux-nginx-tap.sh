@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# 57-linux-nginx-tap: the benchmark's linux-nginx guest (bench/guests.sh:
+# initrd-nginx.img, app=nginx-run, Debian's nginx) on the tap back-end. GET /
+# must give httpd's status, Content-Type, Content-Length and 41-byte body,
+# with nginx's differences and no others: Server: nginx, a Date header (its
+# form checked, then left out of the comparison) and Connection: keep-alive;
+# every request of an ab -k run must stay on its connection (0 failed; 1,200
+# on one connection: no keepalive_requests limit reached), new connections
+# must be served, a
+# request with Connection: close answered in kind and the connection closed;
+# the shutdown request must end QEMU with status 0 from nginx-run, reported
+# by init. A bad option (-p 0) must end the guest with nginx-run's 2, not a
+# status of init's or QEMU's own.
+set -uo pipefail
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/bench/guests.sh"
+command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
+BENCH_BUILD=$ROOT/$BUILD guest_resolve linux-nginx || fail "guests.sh does not know linux-nginx"
+echo "linux-nginx: $GUEST_PREFIX, $GUEST_INITRD"
+
+echo "== booting linux-nginx (tap)"
+linux_tap_start "$GUEST_KERNEL" "$GUEST_INITRD" "$GUEST_PREFIX" "-p 8080 -s"
+SECONDS=0
+wait_http "$LG_URL/" 150 "$LG_PID" || { cat "$LG_TMP/console"; fail "no HTTP answer from the guest"; }
+echo "first response after ${SECONDS}s"
+
+HEAD200='HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n'
+BODY='Hello from httpd, a poll()-based server.\n'
+echo "== GET /: httpd's status, headers and body, with nginx's Server, Date and Connection"
+"${NET_EXEC[@]}" curl -s -i "$LG_URL/" >"$LG_TMP/got"
+strip_date "$LG_TMP/got"
+printf "${HEAD200}Connection: keep-alive\r\n\r\n$BODY" >"$LG_TMP/want"
+expect_file "$LG_TMP/got" "$LG_TMP/want"
+
+echo "== keep-alive past nginx's default limit (1000 requests a connection), new connections"
+ab_keepalive "$LG_URL/" 1200 1 || fail "ab -k -c 1 failed"
+ab_keepalive "$LG_URL/" 400 8 || fail "ab -k -c 8 failed"
+ab_load "$LG_URL/" 100 4 || fail "ab failed"
+
+echo "== Connection: close is answered in kind, and the guest closes"
+http_closes "$LG_HOST" 8080 "$LG_TMP/got" || fail "the guest did not close the connection (rc $?)"
+strip_date "$LG_TMP/got"
+printf "${HEAD200}Connection: close\r\n\r\n$BODY" >"$LG_TMP/want"
+expect_file "$LG_TMP/got" "$LG_TMP/want"
+
+echo "== shutdown request"
+linux_tap_stop
+[ "$LG_RC" = 0 ] || fail "qemu-run returned $LG_RC, not the app's 0"
+contains -x 'init: /bin/nginx-run exited with status 0' <"$LG_TMP/console" || fail "init did not run nginx-run"
+contains -x 'nginx-run: stopped (shutdown request)' <"$LG_TMP/console" || fail "nginx did not stop on the request"
+
+echo "== a bad option: nginx-run's status 2"
+"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 200 \
+	--append "$GUEST_PREFIX ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 0" \
+	"$GUEST_KERNEL" "$GUEST_INITRD" </dev/null >"$LG_TMP/console" 2>&1
+rc=$?
+tr -d '\r' <"$LG_TMP/console" | grep -v '^$' | tail -n 3
+[ $rc = 2 ] || fail "exit status $rc, expected nginx-run's 2"
+tr -d '\r' <"$LG_TMP/console" | contains -x 'nginx-run: bad value for -p: 0' || fail "no message about -p 0"
+echo "all good"

@@ -1,0 +1,230 @@
+/*
+ * test_ready.c: unit tests of httpd's readiness wait (apps/httpd/ready.h),
+ * built twice: over poll() (ready_poll.c) and over epoll (ready_epoll.c).
+ * Both must report the same thing over real sockets (socket pairs): nothing
+ * when nothing is ready, what was asked for when it is, a hang-up whether
+ * asked for or not, a change of interest from the next wait on, and after a
+ * descriptor is removed and closed, nothing of its past for the next
+ * descriptor that gets its number; hundreds of descriptors at once, past
+ * the room the set was made with.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "apps/httpd/ready.h"
+
+/* A connected pair: [0] is watched, [1] is the peer the test acts through. */
+static void pair(int sv[2])
+{
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+}
+
+static void put(int fd)
+{
+	assert_int_equal(write(fd, "x", 1), 1);
+}
+
+static void take(int fd)
+{
+	char c;
+
+	assert_int_equal(read(fd, &c, 1), 1);
+}
+
+static void test_nothing_then_readable(void **state)
+{
+	struct ready *r = ready_new(2);
+	int sv[2];
+
+	(void)state;
+	assert_non_null(r);
+	pair(sv);
+	assert_int_equal(ready_add(r, sv[0], POLLIN), 0);
+	assert_int_equal(ready_wait(r, 0), 0);
+	assert_int_equal(ready_revents(r, sv[0]), 0);
+
+	put(sv[1]);
+	assert_int_equal(ready_wait(r, 0), 1);
+	assert_int_equal(ready_revents(r, sv[0]), POLLIN);
+	/* Level-triggered: still readable, still reported. */
+	assert_int_equal(ready_wait(r, 0), 1);
+	assert_int_equal(ready_revents(r, sv[0]), POLLIN);
+	take(sv[0]);
+	assert_int_equal(ready_wait(r, 0), 0);
+	assert_int_equal(ready_revents(r, sv[0]), 0);
+
+	ready_del(r, sv[0]);
+	close(sv[0]);
+	close(sv[1]);
+	ready_free(r);
+}
+
+static void test_interest_changes(void **state)
+{
+	struct ready *r = ready_new(2);
+	int sv[2];
+
+	(void)state;
+	pair(sv);
+	assert_int_equal(ready_add(r, sv[0], POLLIN), 0);
+	assert_int_equal(ready_want(r, sv[0], POLLOUT), 0);
+	assert_int_equal(ready_wait(r, 0), 1);
+	assert_int_equal(ready_revents(r, sv[0]), POLLOUT);
+	/* The same interest again changes nothing. */
+	assert_int_equal(ready_want(r, sv[0], POLLOUT), 0);
+	assert_int_equal(ready_wait(r, 0), 1);
+	assert_int_equal(ready_revents(r, sv[0]), POLLOUT);
+
+	put(sv[1]);
+	assert_int_equal(ready_want(r, sv[0], POLLIN | POLLOUT), 0);
+	assert_int_equal(ready_wait(r, 0), 1);
+	assert_int_equal(ready_revents(r, sv[0]), POLLIN | POLLOUT);
+	/* Nothing asked: a readable socket is not reported. */
+	assert_int_equal(ready_want(r, sv[0], 0), 0);
+	assert_int_equal(ready_wait(r, 0), 0);
+	assert_int_equal(ready_revents(r, sv[0]), 0);
+
+	ready_del(r, sv[0]);
+	close(sv[0]);
+	close(sv[1]);
+	ready_free(r);
+}
+
+static void test_hangup_unasked(void **state)
+{
+	struct ready *r = ready_new(2);
+	int sv[2];
+
+	(void)state;
+	pair(sv);
+	assert_int_equal(ready_add(r, sv[0], 0), 0);
+	close(sv[1]);
+	assert_int_equal(ready_wait(r, 0), 1);
+	assert_true(ready_revents(r, sv[0]) & POLLHUP);
+	assert_false(ready_revents(r, sv[0]) & POLLIN);
+	ready_del(r, sv[0]);
+	close(sv[0]);
+	ready_free(r);
+}
+
+static void test_timeout(void **state)
+{
+	struct ready *r = ready_new(2);
+	struct timespec t0, t1;
+	int sv[2];
+	long ms;
+
+	(void)state;
+	pair(sv);
+	assert_int_equal(ready_add(r, sv[0], POLLIN), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ready_wait(r, 50), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	assert_true(ms >= 40);
+	ready_del(r, sv[0]);
+	close(sv[0]);
+	close(sv[1]);
+	ready_free(r);
+}
+
+/* A descriptor removed and closed after it was reported leaves nothing to
+ * the next one that gets its number, before or after the next wait. */
+static void test_number_reused(void **state)
+{
+	struct ready *r = ready_new(2);
+	int a[2], b[2], c[2], old;
+
+	(void)state;
+	pair(a);
+	pair(b);
+	assert_int_equal(ready_add(r, a[0], POLLIN), 0);
+	assert_int_equal(ready_add(r, b[0], POLLIN), 0);
+	put(a[1]);
+	put(b[1]);
+	assert_int_equal(ready_wait(r, 0), 2);
+	old = a[0];
+	ready_del(r, a[0]);
+	close(a[0]);
+	close(a[1]);
+	pair(c);
+	assert_int_equal(c[0], old); /* the lowest free number */
+	assert_int_equal(ready_revents(r, c[0]), 0);
+	assert_int_equal(ready_add(r, c[0], POLLIN), 0);
+	assert_int_equal(ready_revents(r, c[0]), 0);
+	assert_int_equal(ready_revents(r, b[0]), POLLIN); /* the other keeps its own */
+	assert_int_equal(ready_wait(r, 0), 1);
+	assert_int_equal(ready_revents(r, c[0]), 0);
+	assert_int_equal(ready_revents(r, b[0]), POLLIN);
+
+	ready_del(r, b[0]);
+	ready_del(r, c[0]);
+	close(b[0]);
+	close(b[1]);
+	close(c[0]);
+	close(c[1]);
+	ready_free(r);
+}
+
+#define MANY 300
+
+/* Far more descriptors, and higher numbers, than the set was made for:
+ * it grows; every third made readable, every fifth removed. */
+static void test_many(void **state)
+{
+	static int sv[MANY][2];
+	struct ready *r = ready_new(4);
+	int i, want = 0;
+
+	(void)state;
+	for (i = 0; i < MANY; i++) {
+		pair(sv[i]);
+		assert_int_equal(ready_add(r, sv[i][0], POLLIN), 0);
+	}
+	for (i = 0; i < MANY; i += 3)
+		put(sv[i][1]);
+	for (i = MANY - 1; i >= 0; i -= 5) {
+		ready_del(r, sv[i][0]);
+		close(sv[i][0]);
+		sv[i][0] = -1;
+	}
+	for (i = 0; i < MANY; i++)
+		if (sv[i][0] >= 0 && i % 3 == 0)
+			want++;
+	assert_int_equal(ready_wait(r, 0), want);
+	for (i = 0; i < MANY; i++)
+		if (sv[i][0] >= 0)
+			assert_int_equal(ready_revents(r, sv[i][0]), i % 3 == 0 ? POLLIN : 0);
+	for (i = 0; i < MANY; i++) {
+		if (sv[i][0] >= 0) {
+			ready_del(r, sv[i][0]);
+			close(sv[i][0]);
+		}
+		close(sv[i][1]);
+	}
+	assert_int_equal(ready_wait(r, 0), 0);
+	ready_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nothing_then_readable),
+		cmocka_unit_test(test_interest_changes),
+		cmocka_unit_test(test_hangup_unasked),
+		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_number_reused),
+		cmocka_unit_test(test_many),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
