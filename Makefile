@@ -62,19 +62,19 @@ GDB_PORT   ?= 1234
 .PHONY: run debug
 run: all
 ifeq ($(RUN_APP),httpd)
-	PORT=$(PORT) bench/serve $(BUILD)/apps/httpd.elf
+	PORT=$(PORT) tools/serve $(BUILD)/apps/httpd.elf
 else ifeq ($(RUN_APP),iperf)
-	PORT=$(if $(filter command line environment,$(origin PORT)),$(PORT),5201) bench/serve $(BUILD)/apps/iperf.elf
+	PORT=$(if $(filter command line environment,$(origin PORT)),$(PORT),5201) tools/serve $(BUILD)/apps/iperf.elf
 else
 	@echo "booting $(RUN_APP) under QEMU ($(or $(ACCEL),auto) accel); Ctrl-A X quits"
-	bench/qemu-run --append "$(RUN_APPEND)" $(LOADER) $(BUILD)/apps/$(RUN_APP).elf
+	tools/qemu-run --append "$(RUN_APPEND)" $(LOADER) $(BUILD)/apps/$(RUN_APP).elf
 endif
 
 debug: all
 	@echo "QEMU waits for gdb on 127.0.0.1:$(GDB_PORT). In another terminal:"
 	@echo "  gdb -ex 'target remote 127.0.0.1:$(GDB_PORT)' $(BUILD)/apps/$(RUN_APP).elf"
 	@echo "(hbreak kernel_main, then continue; the loader's symbols: add-symbol-file $(BUILD)/loader/loader64.elf)"
-	bench/qemu-run --accel tcg --gdb $(GDB_PORT) --append "$(RUN_APPEND)" $(LOADER) $(BUILD)/apps/$(RUN_APP).elf
+	tools/qemu-run --accel tcg --gdb $(GDB_PORT) --append "$(RUN_APPEND)" $(LOADER) $(BUILD)/apps/$(RUN_APP).elf
 
 .PHONY: clean distclean
 clean:

@@ -56,7 +56,7 @@
 # vcpu1") or PIN, PIN_CORES, LOADGEN ("ab wrk"), REPS, LOAD_SECS, IDLE_SECS,
 # LOADS, REF, OUT, MAX_LOAD, FORCE, LOADAVG_FILE, BUSY_PCT, INCLUDE_BUSY,
 # WRK_THREADS, UK_HTTPD. QEMU=7.2|10|PATH (make run, make test, make bench)
-# reaches bench/qemu-run through the environment.
+# reaches tools/qemu-run through the environment.
 
 LINUX_STAMP  := $(DEPS)/linux/.stamp
 LINUX_DIR    := $(BUILD)/linux

@@ -15,7 +15,7 @@
 /* ---- exit statuses the kernel itself uses (the app's own are 0..127) ---- */
 #define KERNEL_PANIC_STATUS 70 /* EX_SOFTWARE: a panic or a fatal exception */
 /* The console's last line on every exit, followed by the status in decimal:
- * bench/qemu-run reads it to confirm isa-debug-exit's code. */
+ * tools/qemu-run reads it to confirm isa-debug-exit's code. */
 #define KERNEL_EXIT_LINE "kernel: exit status "
 
 /* ---- console (COM1) -------------------------------------------------------- */
