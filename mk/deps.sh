@@ -20,7 +20,7 @@ mkdir -p "$DEPS"
 
 PACKAGES="gcc make binutils qemu-system-x86 apache2-utils libcmocka-dev newlib-source \
 cpio xz-utils gzip curl iproute2 gnuplot-nox procps gdb dpkg-dev \
-libc6-dev python3 wrk util-linux iperf3 slowhttptest"
+libc6-dev python3 wrk util-linux iperf3 slowhttptest passt nghttp2-client"
 
 log() { echo "deps: $*" >&2; }
 
