@@ -53,7 +53,9 @@ all: deps $(LOADER) $(APP_IMAGES)
 # `make run` serves the httpd image on 127.0.0.1:$(PORT); RUN_APP=iperf serves
 # the iperf3 server on 127.0.0.1:5201 (PORT= to change; `iperf3 -c 127.0.0.1`);
 # RUN_APP=hello (or any image) boots that one instead, with RUN_APPEND as its
-# command line.
+# command line. The servers run under tools/serve: over passt where it is
+# installed, else QEMU's user networking (NET=passt|user chooses); Ctrl-T
+# prints the counters, Ctrl-C stops the server (docs/running.md).
 PORT       ?= 8080
 RUN_APP    ?= httpd
 RUN_APPEND ?= -- hello from make run
