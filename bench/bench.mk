@@ -52,7 +52,7 @@
 #                        bench/soak's settings of those names.
 #                        `make test` runs a short one (test 36).
 # Settings pass through to bench/run-bench: GUESTS (e.g. "linux linux-tuned uk
-# native"), BACKENDS (tap user), EMULATORS ("7.2 10"), PLACEMENTS ("none vcpu0
+# native"), BACKENDS (tap user passt), EMULATORS ("7.2 10"), PLACEMENTS ("none vcpu0
 # vcpu1") or PIN, PIN_CORES, LOADGEN ("ab wrk"), REPS, LOAD_SECS, IDLE_SECS,
 # LOADS, REF, OUT, MAX_LOAD, FORCE, LOADAVG_FILE, BUSY_PCT, INCLUDE_BUSY,
 # WRK_THREADS, UK_HTTPD. QEMU=7.2|10|PATH (make run, make test, make bench)
