@@ -16,18 +16,20 @@ DEPS   := deps
 .SUFFIXES:
 .DELETE_ON_ERROR:
 
+include mk/quiet.mk
+
 # ---- third-party dependencies (stamps make a second run a no-op) ----------
 PKG_STAMP    := $(DEPS)/.packages.stamp
 LWIP_STAMP   := $(DEPS)/lwip/.stamp
 NEWLIB_STAMP := $(DEPS)/newlib/.stamp
 
 $(PKG_STAMP): mk/deps.sh
-	mk/deps.sh packages
+	$(Q)mk/deps.sh packages
 	@mkdir -p $(@D) && touch $@
 $(LWIP_STAMP): | $(PKG_STAMP)
-	mk/deps.sh lwip
+	$(Q)mk/deps.sh lwip
 $(NEWLIB_STAMP): mk/deps.sh | $(PKG_STAMP)
-	mk/deps.sh newlib
+	$(Q)mk/deps.sh newlib
 
 .PHONY: deps
 deps: $(PKG_STAMP) $(LWIP_STAMP) $(NEWLIB_STAMP)

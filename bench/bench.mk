@@ -65,30 +65,30 @@ LINUX_INIT   := $(LINUX_DIR)/init
 LINUX_INITRD := $(LINUX_DIR)/initrd.img
 
 $(LINUX_STAMP): | $(PKG_STAMP)
-	mk/deps.sh linux
+	$(Q)mk/deps.sh linux
 
 $(LINUX_KERNEL): $(LINUX_STAMP) bench/linux/extract-vmlinux.py | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	bench/linux/extract-vmlinux.py $$(ls $(DEPS)/linux/root/boot/vmlinuz-* | head -n1) $@
+	$(call say,GEN,$@)bench/linux/extract-vmlinux.py $$(ls $(DEPS)/linux/root/boot/vmlinuz-* | head -n1) $@
 
 $(LINUX_INIT): bench/linux/init.c | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(or $(HOST_CC),gcc) -std=gnu11 -O2 -g -Wall -Wextra -Werror -static -o $@ $<
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) -std=gnu11 -O2 -g -Wall -Wextra -Werror -static -o $@ $<
 
 $(LINUX_INITRD): $(LINUX_INIT) $(HTTPD_HOST) bench/linux/mkinitramfs.sh $(LINUX_STAMP)
-	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST)
+	$(Q)bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST)
 
 # The flags each benchmark image was built with, for meta.txt (the variants
 # write theirs: mk/variants.mk).
 $(HTTPD_HOST).flags: $(HTTPD_HOST) apps/httpd/httpd.mk
-	echo '$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static ($(shell $(or $(HOST_CC),gcc) -dumpfullversion))' >$@
+	$(call say,GEN,$@)echo '$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static ($(shell $(or $(HOST_CC),gcc) -dumpfullversion))' >$@
 $(BUILD)/apps/httpd.flags: $(BUILD)/apps/httpd.elf mk/toolchain.mk
-	echo '$(strip $(GUEST_CFLAGS))' >$@
+	$(call say,GEN,$@)echo '$(strip $(GUEST_CFLAGS))' >$@
 
 # QEMU 10, for QEMU=10 or EMULATORS="... 10 ...": fetched on first use.
 QEMU10_STAMP := $(DEPS)/qemu10/.stamp
 $(QEMU10_STAMP): mk/deps.sh | $(PKG_STAMP)
-	mk/deps.sh qemu10
+	$(Q)mk/deps.sh qemu10
 ifneq ($(filter 10,$(QEMU) $(EMULATORS)),)
 deps: $(QEMU10_STAMP)
 endif
@@ -107,7 +107,7 @@ BENCH_ENV = BUILD=$(BUILD) $(foreach v,$(BENCH_SETTINGS),$(if $($(v)),$(v)='$($(
 HOSTPROBE := $(BUILD)/bench/hostprobe
 $(HOSTPROBE): bench/hostprobe.c | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(or $(HOST_CC),gcc) -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -o $@ $<
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -o $@ $<
 TEST_DEPS += $(HOSTPROBE)
 
 bench: $(HTTPD_HOST) $(HTTPD_HOST).flags linux-guest deps $(HOSTPROBE)
@@ -182,7 +182,7 @@ IPERF3_PROG := /usr/bin/iperf3
 $(IPERF3_PROG): | $(PKG_STAMP)
 
 $(LINUX_IPERF_INITRD): $(LINUX_INIT) $(HTTPD_HOST) $(IPERF_HOST) $(IPERF3_PROG) bench/linux/mkinitramfs.sh $(LINUX_STAMP)
-	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) $(IPERF_HOST) $(IPERF3_PROG)
+	$(Q)bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) $(IPERF_HOST) $(IPERF3_PROG)
 
 .PHONY: linux-iperf-guest
 linux-iperf-guest: $(LINUX_KERNEL) $(LINUX_IPERF_INITRD)

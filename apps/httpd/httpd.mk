@@ -14,7 +14,7 @@ HTTPD_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror
 
 $(HTTPD_HOST): $(HTTPD_SRCS) $(HTTPD_HDRS) apps/httpd/httpd.mk | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static -o $@ $(HTTPD_SRCS)
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static -o $@ $(HTTPD_SRCS)
 
 $(eval $(call app_image,httpd,$(HTTPD_SRCS)))
 
