@@ -7,6 +7,7 @@
 #   make debug      boot it paused with a gdb stub and print the gdb command
 #   make test       unit tests (host, cmocka) and integration tests (QEMU)
 #   make clean      remove build/;  make distclean also removes deps/
+#   make help       the targets and the settings that matter, one line each
 
 ROOT   := $(CURDIR)
 BUILD  := build
@@ -85,3 +86,35 @@ clean:
 	rm -rf $(BUILD)
 distclean: clean
 	rm -rf $(DEPS)
+
+# ---- help ------------------------------------------------------------------
+.PHONY: help
+help:
+	@echo 'Targets:'
+	@echo '  all (default)        install what is missing, fetch and build deps/, build the loader and images'
+	@echo '  run                  serve httpd on 127.0.0.1:8080 under QEMU; Ctrl-T counters, Ctrl-C stops'
+	@echo '  debug                boot RUN_APP paused under TCG with a gdb stub; prints the gdb command'
+	@echo '  test                 test-unit, then test-integration'
+	@echo '  test-unit            host unit tests (cmocka, ASan+UBSan) and the fuzz corpus replays'
+	@echo '  test-integration     the QEMU integration tests (TESTS="30 31" for some)'
+	@echo '  test-qemu10          the emulator-facing integration tests under QEMU 10 (fetches it)'
+	@echo '  fuzz                 every libFuzzer harness for FUZZ_SECS s (FUZZ=http for one)'
+	@echo '  bench                the benchmark: Linux guest, unikernel, native (settings: bench/bench.mk)'
+	@echo '  bench-quick          one short repetition of it'
+	@echo '  bench-fixes          what each design switch is worth (variants against Linux)'
+	@echo '  bench-bulk           iperf3 bulk transfers against each guest'
+	@echo '  soak                 a long run that must fail no request and leak nothing'
+	@echo '  linux-guest          the Linux guest (Debian kernel, our init and httpd)'
+	@echo '  variants             every named variant; list-variants names them'
+	@echo '  clean                remove build/; distclean also removes deps/'
+	@echo 'Settings:'
+	@echo '  V=1                  print full commands instead of "  CC  file" lines'
+	@echo '  RUN_APP=NAME         what make run and debug boot: httpd (default), iperf, hello, any image'
+	@echo '  RUN_APPEND="..."     kernel options and argv for RUN_APP other than httpd and iperf'
+	@echo '  PORT=8080            the host port make run forwards (iperf: 5201)'
+	@echo '  NET=passt|user       make run'"'"'s back-end (default passt where installed, else user)'
+	@echo '  ACCEL=tcg|kvm        QEMU'"'"'s accelerator (default kvm where usable, else tcg)'
+	@echo '  QEMU=7.2|10|PATH     the emulator (10: deps/qemu10, fetched by mk/deps.sh qemu10)'
+	@echo '  GDB_PORT=1234        make debug'"'"'s gdb stub'
+	@echo '  VARIANT=NAME         build httpd with some design switches off (make list-variants)'
+	@echo '  TESTS="NN ..."       the integration tests to run (numbers or name parts)'
