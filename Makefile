@@ -7,6 +7,7 @@
 #   make debug      boot it paused with a gdb stub and print the gdb command
 #   make test       unit tests (host, cmocka) and integration tests (QEMU)
 #   make clean      remove build/;  make distclean also removes deps/
+#   make help       the targets and the settings that matter, one line each
 
 ROOT   := $(CURDIR)
 BUILD  := build
@@ -16,18 +17,20 @@ DEPS   := deps
 .SUFFIXES:
 .DELETE_ON_ERROR:
 
+include mk/quiet.mk
+
 # ---- third-party dependencies (stamps make a second run a no-op) ----------
 PKG_STAMP    := $(DEPS)/.packages.stamp
 LWIP_STAMP   := $(DEPS)/lwip/.stamp
 NEWLIB_STAMP := $(DEPS)/newlib/.stamp
 
 $(PKG_STAMP): mk/deps.sh
-	mk/deps.sh packages
+	$(Q)mk/deps.sh packages
 	@mkdir -p $(@D) && touch $@
 $(LWIP_STAMP): | $(PKG_STAMP)
-	mk/deps.sh lwip
+	$(Q)mk/deps.sh lwip
 $(NEWLIB_STAMP): mk/deps.sh | $(PKG_STAMP)
-	mk/deps.sh newlib
+	$(Q)mk/deps.sh newlib
 
 .PHONY: deps
 deps: $(PKG_STAMP) $(LWIP_STAMP) $(NEWLIB_STAMP)
@@ -54,7 +57,9 @@ all: deps $(LOADER) $(APP_IMAGES)
 # `make run` serves the httpd image on 127.0.0.1:$(PORT); RUN_APP=iperf serves
 # the iperf3 server on 127.0.0.1:5201 (PORT= to change; `iperf3 -c 127.0.0.1`);
 # RUN_APP=hello (or any image) boots that one instead, with RUN_APPEND as its
-# command line.
+# command line. The servers run under tools/serve: over passt where it is
+# installed, else QEMU's user networking (NET=passt|user chooses); Ctrl-T
+# prints the counters, Ctrl-C stops the server (docs/running.md).
 PORT       ?= 8080
 RUN_APP    ?= httpd
 RUN_APPEND ?= -- hello from make run
@@ -63,22 +68,54 @@ GDB_PORT   ?= 1234
 .PHONY: run debug
 run: all
 ifeq ($(RUN_APP),httpd)
-	PORT=$(PORT) bench/serve $(BUILD)/apps/httpd.elf
+	PORT=$(PORT) tools/serve $(BUILD)/apps/httpd.elf
 else ifeq ($(RUN_APP),iperf)
-	PORT=$(if $(filter command line environment,$(origin PORT)),$(PORT),5201) bench/serve $(BUILD)/apps/iperf.elf
+	PORT=$(if $(filter command line environment,$(origin PORT)),$(PORT),5201) tools/serve $(BUILD)/apps/iperf.elf
 else
 	@echo "booting $(RUN_APP) under QEMU ($(or $(ACCEL),auto) accel); Ctrl-A X quits"
-	bench/qemu-run --append "$(RUN_APPEND)" $(LOADER) $(BUILD)/apps/$(RUN_APP).elf
+	tools/qemu-run --append "$(RUN_APPEND)" $(LOADER) $(BUILD)/apps/$(RUN_APP).elf
 endif
 
 debug: all
 	@echo "QEMU waits for gdb on 127.0.0.1:$(GDB_PORT). In another terminal:"
 	@echo "  gdb -ex 'target remote 127.0.0.1:$(GDB_PORT)' $(BUILD)/apps/$(RUN_APP).elf"
 	@echo "(hbreak kernel_main, then continue; the loader's symbols: add-symbol-file $(BUILD)/loader/loader64.elf)"
-	bench/qemu-run --accel tcg --gdb $(GDB_PORT) --append "$(RUN_APPEND)" $(LOADER) $(BUILD)/apps/$(RUN_APP).elf
+	tools/qemu-run --accel tcg --gdb $(GDB_PORT) --append "$(RUN_APPEND)" $(LOADER) $(BUILD)/apps/$(RUN_APP).elf
 
 .PHONY: clean distclean
 clean:
 	rm -rf $(BUILD)
 distclean: clean
 	rm -rf $(DEPS)
+
+# ---- help ------------------------------------------------------------------
+.PHONY: help
+help:
+	@echo 'Targets:'
+	@echo '  all (default)        install what is missing, fetch and build deps/, build the loader and images'
+	@echo '  run                  serve httpd on 127.0.0.1:8080 under QEMU; Ctrl-T counters, Ctrl-C stops'
+	@echo '  debug                boot RUN_APP paused under TCG with a gdb stub; prints the gdb command'
+	@echo '  test                 test-unit, then test-integration'
+	@echo '  test-unit            host unit tests (cmocka, ASan+UBSan) and the fuzz corpus replays'
+	@echo '  test-integration     the QEMU integration tests (TESTS="30 31" for some)'
+	@echo '  test-qemu10          the emulator-facing integration tests under QEMU 10 (fetches it)'
+	@echo '  fuzz                 every libFuzzer harness for FUZZ_SECS s (FUZZ=http for one)'
+	@echo '  bench                the benchmark: Linux guest, unikernel, native (settings: bench/bench.mk)'
+	@echo '  bench-quick          one short repetition of it'
+	@echo '  bench-fixes          what each design switch is worth (variants against Linux)'
+	@echo '  bench-bulk           iperf3 bulk transfers against each guest'
+	@echo '  soak                 a long run that must fail no request and leak nothing'
+	@echo '  linux-guest          the Linux guest (Debian kernel, our init and httpd)'
+	@echo '  variants             every named variant; list-variants names them'
+	@echo '  clean                remove build/; distclean also removes deps/'
+	@echo 'Settings:'
+	@echo '  V=1                  print full commands instead of "  CC  file" lines'
+	@echo '  RUN_APP=NAME         what make run and debug boot: httpd (default), iperf, hello, any image'
+	@echo '  RUN_APPEND="..."     kernel options and argv for RUN_APP other than httpd and iperf'
+	@echo '  PORT=8080            the host port make run forwards (iperf: 5201)'
+	@echo '  NET=passt|user       make run'"'"'s back-end (default passt where installed, else user)'
+	@echo '  ACCEL=tcg|kvm        QEMU'"'"'s accelerator (default kvm where usable, else tcg)'
+	@echo '  QEMU=7.2|10|PATH     the emulator (10: deps/qemu10, fetched by mk/deps.sh qemu10)'
+	@echo '  GDB_PORT=1234        make debug'"'"'s gdb stub'
+	@echo '  VARIANT=NAME         build httpd with some design switches off (make list-variants)'
+	@echo '  TESTS="NN ..."       the integration tests to run (numbers or name parts)'

@@ -8,25 +8,27 @@ APP_IMAGES :=
 
 $(BUILD)/apps/%.c.o: apps/%.c mk/toolchain.mk | $(NEWLIB_STAMP) $(LWIP_STAMP)
 	@mkdir -p $(@D)
-	$(KCC) $(APP_CFLAGS) $(IMAGE_APP_INCLUDES) -c -o $@ $<
+	$(call say,CC,$<)$(KCC) $(APP_CFLAGS) $(IMAGE_APP_INCLUDES) -c -o $@ $<
 # Test images (tests/images/) are apps too.
 $(BUILD)/tests/images/%.c.o: tests/images/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
 	@mkdir -p $(@D)
-	$(KCC) $(APP_CFLAGS) $(IMAGE_APP_INCLUDES) -c -o $@ $<
+	$(call say,CC,$<)$(KCC) $(APP_CFLAGS) $(IMAGE_APP_INCLUDES) -c -o $@ $<
 
-# argv[0] of an image is its name: a one-line generated source.
+# argv[0] of an image is its name: a one-line generated source, kept (make
+# would otherwise delete it as an intermediate file, and say so).
+.PRECIOUS: $(BUILD)/apps/%.name.c
 $(BUILD)/apps/%.name.c:
 	@mkdir -p $(@D)
-	echo 'const char app_name[] = "$*";' >$@
+	$(call say,GEN,$@)echo 'const char app_name[] = "$*";' >$@
 $(BUILD)/apps/%.name.o: $(BUILD)/apps/%.name.c | $(NEWLIB_STAMP)
-	$(KCC) $(APP_CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(KCC) $(APP_CFLAGS) -c -o $@ $<
 
 IMAGE_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack -T kernel/kernel.ld
 
 define app_image
 $(1)_OBJS := $(2:%=$(BUILD)/%.o)
 $(BUILD)/apps/$(1).elf: $$($(1)_OBJS) $$(IMAGE_KERNEL_OBJS) $$(IMAGE_LIBS) $(BUILD)/apps/$(1).name.o kernel/kernel.ld $(NEWLIB_STAMP)
-	$$(KLD) $$(IMAGE_LDFLAGS) -o $$@ $$(IMAGE_KERNEL_OBJS) $$($(1)_OBJS) $(BUILD)/apps/$(1).name.o \
+	$$(call say,LD,$$@)$$(KLD) $$(IMAGE_LDFLAGS) -o $$@ $$(IMAGE_KERNEL_OBJS) $$($(1)_OBJS) $(BUILD)/apps/$(1).name.o \
 		--start-group $$(IMAGE_LIBS) $$(GUEST_LIBS) --end-group
 APP_IMAGES += $(BUILD)/apps/$(1).elf
 -include $$($(1)_OBJS:.o=.d)

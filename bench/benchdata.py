@@ -192,7 +192,7 @@ def text_table(header, rows):
 # The axes one batch can alternate besides the guests, in the order a
 # configuration is named.
 AXES = ("backend", "emulator", "placement", "loadgen")
-AXIS_ORDER = {"backend": ["tap", "user"], "emulator": ["7.2", "10"],
+AXIS_ORDER = {"backend": ["tap", "passt", "user"], "emulator": ["7.2", "10"],
               "placement": ["none", "vcpu0", "vcpu1"], "loadgen": ["ab", "wrk"]}
 
 

@@ -138,7 +138,7 @@ class Fixes:
         self.boots = [b for b in boots if data.matches(b, self.config)]  # guests.csv rows
         self.counters = [c for c in counters if data.matches(c, self.config)]  # counters.csv rows
         self.include_busy = include_busy  # busy runs count too
-        self.backends = ordered([r["backend"] for r in self.runs], ["tap", "user"])
+        self.backends = ordered([r["backend"] for r in self.runs], ["tap", "passt", "user"])
         self.loads = ordered([r["load"] for r in self.runs], list(LOADS))
         self.guests = ordered([r["guest"] for r in self.runs + self.boots], [])
         self.clean_keys = {(r["rep"], r["backend"], r["guest"], r["load"]) for r in self.runs if self.clean(r)}

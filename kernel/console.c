@@ -2,11 +2,14 @@
  * console.c: the serial console on COM1 (115200 8N1), and kprintf, a small
  * formatter that needs no heap, so it works before memory is set up and inside
  * the panic handler. Output is polled. Input, once console_input_init() has
- * routed the UART's interrupt, lands in a small ring from the handler; the
- * status key (Ctrl-T, as on BSD) is taken out of the stream and asks the
- * kernel to print its counters, which is how the benchmark collects them
- * between loads.
+ * routed the UART's interrupt, lands in a small ring from the handler. Two
+ * keys are taken out of the stream: the status key (Ctrl-T, as on BSD) asks
+ * the kernel to print its counters, which is how the benchmark collects them
+ * between loads; the interrupt key (Ctrl-C) posts SIGINT to the app, as a
+ * terminal's line discipline would, which is how tools/serve stops a server
+ * over its console.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include "arch.h"
 #include "kernel.h"
@@ -59,6 +62,8 @@ static void uart_interrupt(void *arg)
 		char c = (char)inb(COM1);
 		if (c == CONSOLE_STATUS_KEY)
 			console_status_requested = true;
+		else if (c == CONSOLE_INTERRUPT_KEY)
+			signal_post(SIGINT);
 		else if (rx_head - rx_tail < RX_RING)
 			rx_ring[rx_head++ % RX_RING] = c;
 		else

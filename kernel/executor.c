@@ -16,6 +16,10 @@
  * compare of the device's used index, and every SPIN_BATCH turns the TSC is
  * compared with a deadline worked out before the spin began.
  *
+ * Signals the kernel posted (the console's Ctrl-C) are delivered at each
+ * turn (executor_poll), so their handlers run in the task's context; a wait
+ * that may be interrupted (block_on_intr: poll()) then ends with -EINTR.
+ *
  * Each design switch (switches.h) has its naive side here: the timed wait
  * (1), polling when due (4), the spin (9) and the one-shot's reloads (10).
  */
@@ -73,9 +77,15 @@ static bool poll_source(void)
 	return progress;
 }
 
+/* Bumped when executor_poll ran a signal's handler: an interruptible wait
+ * ends when it moves. */
+static unsigned long signals_run;
+
 bool executor_poll(void)
 {
 	stats_service();
+	if (signal_service())
+		signals_run++;
 	bool progress = poll_source();
 	if (timer_run_expired())
 		progress = true;
@@ -169,12 +179,15 @@ out:
 	return hit;
 }
 
-static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
+static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns, bool intr)
 {
+	unsigned long signals_before = signals_run;
 	for (;;) {
 		bool progress = executor_poll();
 		if (ready(ctx))
 			return 0;
+		if (intr && signals_run != signals_before)
+			return -EINTR;
 		if (clock_ns() >= deadline_ns)
 			return -ETIMEDOUT;
 		if (progress)
@@ -207,8 +220,9 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
  * every turn polls the network and the waited-on objects, and an idle turn
  * backs off through 2^step PAUSEs before the next; once the backoff is spent
  * the CPU parks. */
-static int wait_backoff(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
+static int wait_backoff(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns, bool intr)
 {
+	unsigned long signals_before = signals_run;
 	unsigned step = 0;
 	int r;
 	for (;;) {
@@ -219,6 +233,10 @@ static int wait_backoff(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_n
 		bool progress = executor_poll();
 		if (ready(ctx)) {
 			r = 0;
+			break;
+		}
+		if (intr && signals_run != signals_before) {
+			r = -EINTR;
 			break;
 		}
 		if (clock_ns() >= deadline_ns) {
@@ -246,11 +264,11 @@ static int wait_backoff(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_n
 	return r;
 }
 
-int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
+static int wait_until_ready(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns, bool intr)
 {
 	stats.waits++;
-	int r = SW_SPIN_THEN_PARK ? wait_spin_then_park(ready, ctx, deadline_ns)
-				  : wait_backoff(ready, ctx, deadline_ns);
+	int r = SW_SPIN_THEN_PARK ? wait_spin_then_park(ready, ctx, deadline_ns, intr)
+				  : wait_backoff(ready, ctx, deadline_ns, intr);
 	/* Naive (switch 10): every return from a wait arms the one-shot with the
 	 * network's next deadline, so that it is polled on time whatever the
 	 * caller does next; the design programs the timer only when it parks. */
@@ -260,4 +278,14 @@ int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
 			timer_program_oneshot(next);
 	}
 	return r;
+}
+
+int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
+{
+	return wait_until_ready(ready, ctx, deadline_ns, false);
+}
+
+int block_on_intr(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
+{
+	return wait_until_ready(ready, ctx, deadline_ns, true);
 }

@@ -15,7 +15,7 @@
 /* ---- exit statuses the kernel itself uses (the app's own are 0..127) ---- */
 #define KERNEL_PANIC_STATUS 70 /* EX_SOFTWARE: a panic or a fatal exception */
 /* The console's last line on every exit, followed by the status in decimal:
- * bench/qemu-run reads it to confirm isa-debug-exit's code. */
+ * tools/qemu-run reads it to confirm isa-debug-exit's code. */
 #define KERNEL_EXIT_LINE "kernel: exit status "
 
 /* ---- console (COM1) -------------------------------------------------------- */
@@ -25,7 +25,8 @@ void console_drain(void); /* wait (2^32 TSC cycles at most) until the UART has s
 bool console_input_ready(void);
 /* Route the UART's receive interrupt (boot). */
 void console_input_init(void);
-#define CONSOLE_STATUS_KEY 0x14 /* Ctrl-T: print the counters */
+#define CONSOLE_STATUS_KEY 0x14    /* Ctrl-T: print the counters */
+#define CONSOLE_INTERRUPT_KEY 0x03 /* Ctrl-C: SIGINT to the app (signal_post) */
 extern volatile bool console_status_requested;
 int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
@@ -54,6 +55,16 @@ static inline uint64_t cpu_cycles(void)
 void stats_print_all(void);
 /* Print the counters if the status key was pressed; called from wait loops. */
 void stats_service(void);
+
+/* ---- signals (kernel/signal.c) ----------------------------------------------
+ * The kernel posts a signal from an interrupt handler (the console's
+ * interrupt key); the wait loops deliver it, running the app's handler in
+ * the task's context. */
+void signal_post(int sig);   /* interrupt-safe: sig is pending */
+bool signal_pending(void);   /* some signal is posted and not yet delivered */
+/* Deliver the pending signals (wait loops); true when a handler ran, which
+ * ends an interruptible wait with EINTR. */
+bool signal_service(void);
 
 /* ---- failure and exit ------------------------------------------------------ */
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
@@ -144,8 +155,13 @@ struct wait_source {
 	bool (*drained)(void);          /* O(1): the device has taken all it was given */
 };
 void executor_set_source(const struct wait_source *src);
-/* 0 once ready(ctx) holds, -ETIMEDOUT when deadline_ns (clock_ns time) passes. */
+/* 0 once ready(ctx) holds, -ETIMEDOUT when deadline_ns (clock_ns time) passes.
+ * A signal's handler may run while it waits; the wait goes on (the calls that
+ * use it behave as under SA_RESTART). */
 int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns);
+/* The same, but a signal whose handler ran ends the wait with -EINTR unless
+ * ready(ctx) holds (poll()). */
+int block_on_intr(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns);
 /* One non-blocking turn: poll the source if due, run expired timers. */
 bool executor_poll(void);
 /* At exit: poll the source until it is drained, for EXIT_DRAIN_NS at most. */

@@ -10,13 +10,13 @@ KERNEL_LIB  := $(BUILD)/kernel/libkernel.a
 
 $(BUILD)/kernel/%.c.o: kernel/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
 	@mkdir -p $(@D)
-	$(KCC) $(KERNEL_CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(KCC) $(KERNEL_CFLAGS) -c -o $@ $<
 $(BUILD)/kernel/%.S.o: kernel/%.S mk/toolchain.mk | $(NEWLIB_STAMP)
 	@mkdir -p $(@D)
-	$(KCC) $(KERNEL_CFLAGS) -c -o $@ $<
+	$(call say,AS,$<)$(KCC) $(KERNEL_CFLAGS) -c -o $@ $<
 
 $(KERNEL_LIB): $(KERNEL_OBJS)
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(call say,AR,$@)ar rcs $@ $^
 
 -include $(KERNEL_OBJS:.o=.d)

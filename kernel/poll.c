@@ -2,7 +2,8 @@
  * poll.c: descriptor readiness and the generic descriptor calls that are not
  * newlib's: poll(), fcntl(), ioctl(), readv(), writev(). Each asks the file's
  * own operation; poll() waits through the executor, so the network is polled
- * (when due) and timers fire while it waits.
+ * (when due) and timers fire while it waits, and a signal whose handler runs
+ * meanwhile ends it with EINTR.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,7 +61,12 @@ int poll(struct pollfd *fds, nfds_t nfds, int timeout_ms)
 			trace_mark(TP_POLL);
 		return ps.ready;
 	}
-	if (block_on(scan, &ps, deadline) < 0)
+	int r = block_on_intr(scan, &ps, deadline);
+	if (r == -EINTR) { /* a signal's handler ran (the console's Ctrl-C) */
+		errno = EINTR;
+		return -1;
+	}
+	if (r < 0)
 		scan(&ps); /* timed out: report the final state (normally 0) */
 	if (ps.ready)
 		trace_mark(TP_POLL);

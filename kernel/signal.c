@@ -1,11 +1,18 @@
 /*
- * signal.c: sigaction() over newlib's signal table. One task and no other
- * process: a signal arrives only through raise()/kill() on ourselves, which
- * newlib's raise() dispatches to the handler set here.
+ * signal.c: sigaction() over newlib's signal table, and signals the kernel
+ * posts. One task and no other process: a signal arrives through
+ * raise()/kill() on ourselves, which newlib's raise() dispatches to the
+ * handler set here, or from the kernel: the console's interrupt key (Ctrl-C,
+ * as a terminal's line discipline turns it into SIGINT) posts SIGINT from
+ * the UART's interrupt handler. A posted signal is delivered at the next turn
+ * of a wait loop (signal_service, from executor_poll), so its handler runs
+ * in the task's context, never inside an interrupt; a poll() it interrupts
+ * returns EINTR, as handlers installed without SA_RESTART expect.
  */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include "kernel.h"
 
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -27,4 +34,41 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 		old->sa_handler = prev;
 	}
 	return 0;
+}
+
+/* Posted and not yet delivered, one bit per signal. Interrupt handlers set
+ * bits; the task takes them all at once with an exchange, which no interrupt
+ * can split. */
+static volatile uint32_t pending;
+
+void signal_post(int sig)
+{
+	if (sig > 0 && sig < NSIG && sig < 32)
+		__atomic_fetch_or(&pending, 1u << sig, __ATOMIC_SEQ_CST);
+}
+
+bool signal_pending(void)
+{
+	return pending != 0;
+}
+
+/* An ignored signal is dropped and interrupts nothing; one left at its
+ * default action ends the kernel through kill() (a fatal signal, status 70),
+ * counters printed. */
+bool signal_service(void)
+{
+	if (!pending)
+		return false;
+	uint32_t set = __atomic_exchange_n(&pending, 0, __ATOMIC_SEQ_CST);
+	bool ran = false;
+	for (int sig = 1; sig < NSIG && sig < 32; sig++) {
+		if (!(set & (1u << sig)))
+			continue;
+		struct sigaction sa;
+		if (sigaction(sig, NULL, &sa) < 0 || sa.sa_handler == SIG_IGN)
+			continue;
+		raise(sig);
+		ran = true;
+	}
+	return ran;
 }

@@ -84,7 +84,9 @@ void timer_program_oneshot(uint64_t deadline)
 void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
 {
 	irq_disable();
-	if (wake_flag && *wake_flag) {
+	/* A signal posted since the wait loop last looked (the console's Ctrl-C)
+	 * is delivered by that loop, not after the next unrelated interrupt. */
+	if ((wake_flag && *wake_flag) || signal_pending()) {
 		irq_enable();
 		return;
 	}

@@ -7,7 +7,7 @@
  * with a one-line reason on the serial console and exit status
  * LOADER_BAD_IMAGE, a CPU without a feature the loader or the kernel needs
  * with LOADER_NO_CPU_FEATURE; never a triple fault. Either way the last line
- * is the exit line bench/qemu-run reads ("loader: exit status N").
+ * is the exit line tools/qemu-run reads ("loader: exit status N").
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -13,17 +13,17 @@ LOADER_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zon
 
 $(BUILD)/loader/%.c.o: loader/%.c | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(KCC) $(LOADER_CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(KCC) $(LOADER_CFLAGS) -c -o $@ $<
 $(BUILD)/loader/memmap.c.o: kernel/memmap.c | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(KCC) $(LOADER_CFLAGS) -c -o $@ $<
+	$(call say,CC,$< (loader))$(KCC) $(LOADER_CFLAGS) -c -o $@ $<
 $(BUILD)/loader/%.S.o: loader/%.S | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(KCC) $(LOADER_CFLAGS) -c -o $@ $<
+	$(call say,AS,$<)$(KCC) $(LOADER_CFLAGS) -c -o $@ $<
 
 $(LOADER64): $(LOADER_OBJS) loader/loader.ld
-	$(KLD) -nostdlib -static -z max-page-size=0x1000 -z noexecstack -T loader/loader.ld -o $@ $(LOADER_OBJS)
+	$(call say,LD,$@)$(KLD) -nostdlib -static -z max-page-size=0x1000 -z noexecstack -T loader/loader.ld -o $@ $(LOADER_OBJS)
 $(LOADER): $(LOADER64)
-	objcopy -O elf32-i386 $< $@
+	$(call say,OBJCOPY,$@)objcopy -O elf32-i386 $< $@
 
 -include $(LOADER_OBJS:.o=.d)

@@ -20,7 +20,7 @@ mkdir -p "$DEPS"
 
 PACKAGES="gcc make binutils qemu-system-x86 apache2-utils libcmocka-dev newlib-source \
 cpio xz-utils gzip curl iproute2 gnuplot-nox procps gdb dpkg-dev \
-libc6-dev python3 wrk util-linux iperf3 slowhttptest nginx busybox-static"
+libc6-dev python3 wrk util-linux iperf3 slowhttptest nginx busybox-static passt nghttp2-client"
 
 log() { echo "deps: $*" >&2; }
 
@@ -160,11 +160,11 @@ linux() {
 	touch "$DEPS/linux/.stamp"
 }
 
-# QEMU 10 (bench/qemu-run QEMU=10): qemu-system-x86, -common and -data from
+# QEMU 10 (tools/qemu-run QEMU=10): qemu-system-x86, -common and -data from
 # Debian's bookworm-backports suite, fetched through a private sources file
 # (the system's own lists are left alone) and unpacked with dpkg-deb -x into
 # $DEPS/qemu10/root, never installed. Its binary runs with the system's
-# libraries; bench/qemu-run gives it its own firmware (-L) and module
+# libraries; tools/qemu-run gives it its own firmware (-L) and module
 # directory (QEMU_MODULE_DIR). QEMU looks for a module there first and then
 # in the system's directory, where 7.2's modules refuse to load into 10
 # ("Only modules from the same build can be loaded", and qemu-run then reads
@@ -241,7 +241,7 @@ qemu10() {
 	esac
 	rm -rf "$work"
 	printf '%s\n%s\n' "$version" "$want" >"$dest/.stamp"
-	log "QEMU $version in $dest/root (bench/qemu-run QEMU=10)"
+	log "QEMU $version in $dest/root (tools/qemu-run QEMU=10)"
 }
 
 # Fuzzing (make fuzz only): clang and its libFuzzer runtime.

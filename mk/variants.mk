@@ -77,9 +77,9 @@ endif
 .PHONY: variant variants list-variants
 variant:
 	@test -n "$(VARIANT)" || { echo "usage: make VARIANT=NAME (make list-variants)" >&2; exit 2; }
-	$(MAKE) --no-print-directory VARIANT=$(VARIANT) $(BUILD)/apps/httpd.elf $(LOADER)
+	$(Q)$(MAKE) --no-print-directory VARIANT=$(VARIANT) $(BUILD)/apps/httpd.elf $(LOADER)
 	@mkdir -p build/apps
-	cp $(BUILD)/apps/httpd.elf build/apps/httpd-$(VARIANT).elf
+	$(Q)cp $(BUILD)/apps/httpd.elf build/apps/httpd-$(VARIANT).elf
 	@echo '$(strip $(GUEST_CFLAGS))' >build/apps/httpd-$(VARIANT).flags
 	@echo "built build/apps/httpd-$(VARIANT).elf (off: $(or $(VARIANT_OFF_$(VARIANT)),nothing)$(if $(IDEA_CFLAGS_$(VARIANT)),; $(IDEA_CFLAGS_$(VARIANT))))"
 

@@ -103,6 +103,14 @@
 #define TCP_SND_BUF (16 * TCP_MSS)
 #endif
 #define TCP_SND_QUEUELEN ((4 * TCP_SND_BUF + (TCP_MSS - 1)) / TCP_MSS)
+/* Window scaling offered back with a shift of 0: our own window is
+ * advertised unscaled as before, and a peer's scaled window is read right.
+ * Without the option in our SYN-ACK, RFC 7323 has both sides unscaled, but
+ * Debian 12's passt (make run's back-end) scales its window anyway; read as
+ * is, it shrinks to a few hundred bytes and every answer longer than the
+ * first flight crawls out by window probes. */
+#define LWIP_WND_SCALE 1
+#define TCP_RCV_SCALE 0
 /* PCBs: 64 established keep-alive connections + 1024 connections in the
  * handshake (lwIP has no SYN cache: each SYN_RCVD connection is a full pcb,
  * so this, not the listen backlog, bounds pending connections) + 64 for

@@ -32,14 +32,14 @@ NET_CFLAGS  := $(GUEST_CFLAGS) -Werror $(NET_INCLUDES)
 
 $(LWIP_BUILD)/%.c.o: $(LWIP_DIR)/%.c mk/toolchain.mk net/net.mk | $(LWIP_STAMP) $(NEWLIB_STAMP)
 	@mkdir -p $(@D)
-	$(KCC) $(LWIP_CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(KCC) $(LWIP_CFLAGS) -c -o $@ $<
 $(BUILD)/net/%.c.o: net/%.c mk/toolchain.mk net/net.mk | $(LWIP_STAMP) $(NEWLIB_STAMP)
 	@mkdir -p $(@D)
-	$(KCC) $(NET_CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(KCC) $(NET_CFLAGS) -c -o $@ $<
 
 $(NET_LIB): $(LWIP_OBJS) $(NET_OBJS)
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(call say,AR,$@)ar rcs $@ $^
 
 IMAGE_LIBS += $(NET_LIB)
 # Apps include "net/net.h" and lwIP's raw API ("lwip/tcp.h").

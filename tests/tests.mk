@@ -34,7 +34,7 @@ define unit_rule
 $(BUILD)/tests/unit/test_$(1): $(or $(UNIT_MAIN_$(1)),tests/unit/test_$(1).c) $(UNIT_SRCS_$(1)) \
 		$(UNIT_LIBS_$(1)) $(UNIT_DEPS_$(1)) $(wildcard tests/unit/*.h) | $(PKG_STAMP) $(UNIT_ORDER_$(1))
 	@mkdir -p $$(@D)
-	$(HOST_CC) $(UNIT_CFLAGS) $(UNIT_CFLAGS_$(1)) -o $$@ $(or $(UNIT_MAIN_$(1)),tests/unit/test_$(1).c) \
+	$$(call say,HOSTCC,$$@)$(HOST_CC) $(UNIT_CFLAGS) $(UNIT_CFLAGS_$(1)) -o $$@ $(or $(UNIT_MAIN_$(1)),tests/unit/test_$(1).c) \
 		$(UNIT_SRCS_$(1)) $(UNIT_LIBS_$(1)) -lcmocka
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))

@@ -25,10 +25,12 @@
  *                 0: never): 408
  *     -w SECS     a request body or an answer that does not move for SECS
  *                 is ended (default 20; 0: never)
- *     -s          GET /__shutdown stops the server (exit 0): the unikernel
- *                 has no signals
+ *     -s          GET /__shutdown stops the server (exit 0): for the tests
+ *                 and the benchmark, which stop it over the network; any
+ *                 client can send it, so it is off unless asked for
  *     -q          quiet: print only errors
- * SIGTERM and SIGINT stop it cleanly too (exit 0). It prints what the limits
+ * SIGTERM and SIGINT stop it cleanly too (exit 0); in the unikernel, Ctrl-C
+ * on the console raises SIGINT (tools/serve, make run). It prints what the limits
  * did when it stops.
  *
  * Plain POSIX only, so it builds with glibc for Linux and with newlib plus

@@ -22,7 +22,7 @@ HTTPD_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror
 
 $(HTTPD_HOST): $(HTTPD_SRCS) $(HTTPD_HDRS) apps/httpd/httpd.mk | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static -o $@ $(HTTPD_SRCS)
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static -o $@ $(HTTPD_SRCS)
 
 $(HTTPD_EPOLL): $(HTTPD_COMMON) apps/httpd/ready_epoll.c $(HTTPD_HDRS) apps/httpd/httpd.mk | $(PKG_STAMP)
 	@mkdir -p $(@D)

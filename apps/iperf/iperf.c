@@ -18,9 +18,12 @@
  *                   when nothing moved for SECS (default 30)
  *     -1            serve one test, then exit (iperf3 -s -1)
  *     -s            a connection sending IPERF_SHUTDOWN_COOKIE stops the
- *                   server (exit 0): the unikernel has no signals
+ *                   server (exit 0): for the tests, which stop it over the
+ *                   network; any client can send it, so it is off unless
+ *                   asked for
  *     -q            quiet: print only failures and the counters at exit
- * SIGTERM and SIGINT stop it too (exit 0).
+ * SIGTERM and SIGINT stop it too (exit 0); in the unikernel, Ctrl-C on the
+ * console raises SIGINT (tools/serve, make run).
  *
  * Each test ends with one line giving the server's own byte counts ("test N
  * done: received|sent BYTES bytes ... on N streams: ID:BYTES ..."), or the

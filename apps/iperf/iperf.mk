@@ -12,7 +12,7 @@ IPERF_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror
 
 $(IPERF_HOST): $(IPERF_SRCS) $(IPERF_HDRS) apps/iperf/iperf.mk | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(or $(HOST_CC),gcc) $(IPERF_CFLAGS) -static -o $@ $(IPERF_SRCS)
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) $(IPERF_CFLAGS) -static -o $@ $(IPERF_SRCS)
 
 .PHONY: iperf-host
 iperf-host: $(IPERF_HOST)

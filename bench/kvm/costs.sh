@@ -9,7 +9,7 @@ cd "$ROOT"
 reps=$1 rounds=$2
 for rep in $(seq 1 "$reps"); do
 	echo "costs-run $rep"
-	ACCEL=kvm bench/qemu-run --net user --timeout 300 --append "quiet -- $rounds" \
+	ACCEL=kvm tools/qemu-run --net user --timeout 300 --append "quiet -- $rounds" \
 		"$LOADER" build/apps/costs.elf </dev/null 2>&1 | tr -d '\r' | grep -E '^costs?: '
 	echo "costs-end"
 done

@@ -16,7 +16,7 @@
  *     APP-ARGS and, when it exits with status N, prints
  *     the exit line "init: exit status N" last on the console and ends QEMU
  *     through the isa-debug-exit device (port 0xf4), which makes QEMU exit
- *     with 2N+1, as the unikernel does, so bench/qemu-run returns N (it takes
+ *     with 2N+1, as the unikernel does, so tools/qemu-run returns N (it takes
  *     the code only with the line that confirms it; a panic or a power-off
  *     ends QEMU with 0 and no such line, which it reports as no status).
  *
@@ -90,7 +90,7 @@ static void say(const char *fmt, ...)
 
 /*
  * Ends the machine: the exit line, then QEMU's isa-debug-exit, else a
- * power-off. The line must be the console's last (bench/qemu-run reads it),
+ * power-off. The line must be the console's last (tools/qemu-run reads it),
  * so kernel messages stop going there first, and the UART sends it before
  * the port is written. 7 bits, as the port carries. Never returns.
  */

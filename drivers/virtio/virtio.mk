@@ -8,11 +8,11 @@ VIRTIO_LIB  := $(BUILD)/drivers/libvirtio.a
 
 $(BUILD)/drivers/virtio/%.c.o: drivers/virtio/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
 	@mkdir -p $(@D)
-	$(KCC) $(KERNEL_CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(KCC) $(KERNEL_CFLAGS) -c -o $@ $<
 
 $(VIRTIO_LIB): $(VIRTIO_OBJS)
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(call say,AR,$@)ar rcs $@ $^
 
 IMAGE_LIBS += $(VIRTIO_LIB)
 IMAGE_APP_INCLUDES += -I.

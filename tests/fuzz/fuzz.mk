@@ -34,7 +34,7 @@ FUZZ         ?= $(FUZZ_TARGETS)
 
 FUZZ_PKG_STAMP := $(DEPS)/.fuzz-packages.stamp
 $(FUZZ_PKG_STAMP): | $(PKG_STAMP)
-	mk/deps.sh fuzz
+	$(Q)mk/deps.sh fuzz
 	@touch $@
 
 FUZZ_SRCS_http      := apps/httpd/http.c apps/httpd/body.c
@@ -60,17 +60,17 @@ REPLAY_LWIP_LIB := $(BUILD)/tests/fuzz/lwip/liblwip.a
 
 $(BUILD)/fuzz/lwip/%.o: $(LWIP_DIR)/%.c $(NETRX_LWIP_CONFIG) tests/fuzz/fuzz.mk | $(LWIP_STAMP) $(FUZZ_PKG_STAMP)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -w -I. \
+	$(call say,FUZZCC,$<)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -w -I. \
 		$(NETRX_INCLUDES) -c -o $@ $<
 $(BUILD)/tests/fuzz/lwip/%.o: $(LWIP_DIR)/%.c $(NETRX_LWIP_CONFIG) tests/fuzz/fuzz.mk | $(LWIP_STAMP)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(UNIT_BASE_CFLAGS) -w -I. $(NETRX_INCLUDES) -c -o $@ $<
+	$(call say,HOSTCC,$<)$(HOST_CC) $(UNIT_BASE_CFLAGS) -w -I. $(NETRX_INCLUDES) -c -o $@ $<
 $(FUZZ_LWIP_LIB): $(LWIP_SRCS:%.c=$(BUILD)/fuzz/lwip/%.o)
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(call say,AR,$@)ar rcs $@ $^
 $(REPLAY_LWIP_LIB): $(LWIP_SRCS:%.c=$(BUILD)/tests/fuzz/lwip/%.o)
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(call say,AR,$@)ar rcs $@ $^
 
 FUZZ_SRCS_netrx := tests/fuzz/netrx/host.c tests/fuzz/netrx/device.c tests/unit/socket/fdcalls.c \
                    drivers/virtio/virtio_net.c drivers/virtio/vnet_rx.c drivers/virtio/vnet_tx.c \
@@ -90,7 +90,7 @@ define fuzz_rule
 $(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(FUZZ_LIBS_$(1)) $(FUZZ_DEPS_$(1)) \
 		| $(FUZZ_PKG_STAMP) $(FUZZ_ORDER_$(1))
 	@mkdir -p $$(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_CFLAGS_$(1)) -o $$@ tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) \
+	$$(call say,FUZZCC,$$@)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_CFLAGS_$(1)) -o $$@ tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) \
 		$(FUZZ_LIBS_$(1))
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rule,$(t))))
@@ -99,7 +99,7 @@ define replay_rule
 $(BUILD)/tests/fuzz/replay_$(1): tests/fuzz/replay.c tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) \
 		$(REPLAY_LIBS_$(1)) $(FUZZ_DEPS_$(1)) | $(PKG_STAMP) $(FUZZ_ORDER_$(1))
 	@mkdir -p $$(@D)
-	$(HOST_CC) $(UNIT_CFLAGS) $(FUZZ_CFLAGS_$(1)) -DREPLAY_NAME='"$(1)"' -o $$@ tests/fuzz/replay.c \
+	$$(call say,HOSTCC,$$@)$(HOST_CC) $(UNIT_CFLAGS) $(FUZZ_CFLAGS_$(1)) -DREPLAY_NAME='"$(1)"' -o $$@ tests/fuzz/replay.c \
 		tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(REPLAY_LIBS_$(1))
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call replay_rule,$(t))))

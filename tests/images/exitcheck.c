@@ -1,6 +1,6 @@
 /*
  * exitcheck: a test image for the ways a guest can end other than by exit()
- * (test 07), each of which bench/qemu-run must tell apart from an exit
+ * (test 07), each of which tools/qemu-run must tell apart from an exit
  * status:
  *
  *   exitcheck triple-fault      load an empty IDT and trap: no handler, so a

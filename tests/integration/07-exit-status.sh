@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every way a guest can end comes out of bench/qemu-run as its own status: the
+# Every way a guest can end comes out of tools/qemu-run as its own status: the
 # app's 0-127 only when the console's last line ("kernel: exit status N")
 # confirms isa-debug-exit's code, so QEMU printing warnings on stderr does not
 # turn a clean exit into a failure, and QEMU's own exit 0 (a triple fault, a

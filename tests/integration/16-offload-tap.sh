@@ -7,7 +7,7 @@
 # up, merged segments received in several buffers, received checksums
 # vouched for and not recomputed, no bad header, no checksum error in lwIP.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
 . "$ROOT/tests/integration/lib-bulk.sh"
 bulk_boot tap "" $((4 << 20)) 2

@@ -5,7 +5,7 @@
 # arrive byte for byte either way, and the counters show what was not used
 # was not used (lwIP then computes and checks every checksum itself).
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
 . "$ROOT/tests/integration/lib-bulk.sh"
 

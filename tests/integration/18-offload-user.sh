@@ -4,7 +4,7 @@
 # 16, through forwarded ports, arrive byte for byte with every offload off
 # and lwIP computing and checking every checksum.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
 . "$ROOT/tests/integration/lib-bulk.sh"
 bulk_boot user "" $((2 << 20)) 2

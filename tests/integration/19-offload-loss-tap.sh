@@ -6,7 +6,7 @@
 # stream of 1 MiB each of sink, source and echo still arrives byte for byte,
 # with frames dropped both ways and segment runs sent throughout.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
 . "$ROOT/tests/integration/lib-bulk.sh"
 bulk_boot tap "vnet_drop_rx=50 vnet_drop_tx=50" $((1 << 20)) 1

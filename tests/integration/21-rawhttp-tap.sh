@@ -11,7 +11,7 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
 . "$ROOT/tests/integration/lib-net.sh"
-QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
 IMAGE=$ROOT/$BUILD/apps/rawhttp.elf
 

@@ -3,7 +3,7 @@
 # half a request and then nothing do not block other clients, and are closed
 # after the idle timeout (-t 2 here).
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
 uk_tap_start "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s -t 2"

@@ -6,7 +6,7 @@
 # off (once a remote panic through an lwIP assertion). The server keeps
 # serving, and once the dust settles every socket is freed.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
 uk_tap_start "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s -t 3"

@@ -10,7 +10,7 @@
 #     SYNs, so 5 s after the flood normal load has zero failures.
 # Every socket is freed at the end.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 command -v python3 >/dev/null && command -v ab >/dev/null && command -v curl >/dev/null ||
 	skip "python3, ab or curl missing"

@@ -7,7 +7,7 @@
 # to what the client sent (TCP's retransmissions made up for the drops), and
 # it exits 0 with every pool back.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 uk_tap_start "$ROOT/$BUILD/apps/rxsink.elf" "-d 4 -n 96"

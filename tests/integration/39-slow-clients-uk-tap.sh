@@ -16,7 +16,7 @@
 # load is clean; at the shutdown, httpd's counters show the deadline closes
 # and evictions. Each run prints a "figures:" line (the README quotes them).
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 . "$ROOT/tests/integration/lib-slow.sh"
 IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf

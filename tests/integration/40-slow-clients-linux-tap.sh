@@ -8,7 +8,7 @@
 # After each attack, load is clean, and GET /__shutdown ends the guest with
 # httpd's status 0. Each run prints a "figures:" line.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 . "$ROOT/tests/integration/lib-slow.sh"
 kernel=$ROOT/$BUILD/linux/vmlinux initrd=$ROOT/$BUILD/linux/initrd.img

@@ -9,7 +9,7 @@
 # gives for checking a download (curl | sha256sum against awk) is run too.
 # The unikernels end with exit status 0 and every socket freed.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 httpd=$ROOT/$BUILD/host/httpd IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
 [ -x "$httpd" ] || fail "no $httpd"

@@ -6,7 +6,7 @@
 # Then the shutdown cookie: exit status 0, every test counted as done,
 # nothing else counted, and every socket freed.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 . "$ROOT/tests/integration/lib-iperf.sh"
 IMAGE=$ROOT/$BUILD/apps/iperf.elf LOADER=$ROOT/$BUILD/loader/loader.elf

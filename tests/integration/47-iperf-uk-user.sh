@@ -4,7 +4,7 @@
 # the address from DHCP): 256 MiB up and down, byte for byte, iperf3's
 # counts equal to the server's; then the shutdown cookie and a clean exit.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 . "$ROOT/tests/integration/lib-iperf.sh"
 IMAGE=$ROOT/$BUILD/apps/iperf.elf LOADER=$ROOT/$BUILD/loader/loader.elf

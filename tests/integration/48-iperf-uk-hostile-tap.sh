@@ -6,7 +6,7 @@
 # gets its answer byte for byte and a clean close, the server counts each
 # under its reason, and a normal transfer each way still works after them.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 . "$ROOT/tests/integration/lib-iperf.sh"
 IMAGE=$ROOT/$BUILD/apps/iperf.elf LOADER=$ROOT/$BUILD/loader/loader.elf

@@ -10,7 +10,7 @@
 # send a write or more past -n on a download (its client stops counting at
 # -n): so there the receiver may be short of the sender, who sent at least -n.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 . "$ROOT/tests/integration/lib-iperf.sh"
 KERNEL=$ROOT/$BUILD/linux/vmlinux INITRD=$ROOT/$BUILD/linux/initrd-iperf.img

@@ -4,6 +4,6 @@
 # and ab run, then GET /__shutdown, which must end QEMU with the app's status 0
 # (init -> isa-debug-exit -> qemu-run).
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 linux_guest_check user

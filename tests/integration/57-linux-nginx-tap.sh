@@ -12,7 +12,7 @@
 # by init. A bad option (-p 0) must end the guest with nginx-run's 2, not a
 # status of init's or QEMU's own.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 . "$ROOT/bench/guests.sh"
 command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"

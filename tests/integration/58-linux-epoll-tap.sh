@@ -7,7 +7,7 @@
 # that header and close; the shutdown request must end QEMU with the app's
 # status 0, reported by init for /bin/httpd-epoll.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 . "$ROOT/bench/guests.sh"
 command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"

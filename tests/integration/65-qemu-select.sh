@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 65-qemu-select: QEMU=7.2|10|PATH picks the emulator in bench/qemu-run, the
+# 65-qemu-select: QEMU=7.2|10|PATH picks the emulator in tools/qemu-run, the
 # one place QEMU is started (no other script in the tree names the binary).
 # A bad choice is a clear error (exit 200, not started), QEMU=10 without deps/qemu10 says how
 # to fetch it, and with it: its own firmware (-L) and modules
@@ -8,7 +8,7 @@
 # to load into 10 and would turn the exit status into QEMU's failure).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
-run=$ROOT/bench/qemu-run
+run=$ROOT/tools/qemu-run
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -30,14 +30,14 @@ QEMU=bogus "$run" --version 2>"$tmp/err"; rc=$?
 QEMU=/nonexistent/qemu-system-x86_64 "$run" --version 2>"$tmp/err"; rc=$?
 [ $rc = 200 ] && grep -q "no such executable" "$tmp/err" || fail "QEMU=/nonexistent: exit $rc, $(cat "$tmp/err")"
 # Without deps/qemu10 (a copy of qemu-run in a tree that lacks it):
-mkdir -p "$tmp/tree/bench" && cp "$run" "$tmp/tree/bench/"
-QEMU=10 "$tmp/tree/bench/qemu-run" --version 2>"$tmp/err"; rc=$?
+mkdir -p "$tmp/tree/tools" && cp "$run" "$tmp/tree/tools/"
+QEMU=10 "$tmp/tree/tools/qemu-run" --version 2>"$tmp/err"; rc=$?
 [ $rc = 200 ] && grep -q "mk/deps.sh qemu10" "$tmp/err" || fail "QEMU=10 without deps/qemu10: exit $rc, $(cat "$tmp/err")"
 
 echo "== nothing but qemu-run starts QEMU (committed batch records name the emulator they ran; they start nothing)"
-others=$(cd "$ROOT" && git grep -l 'qemu-system-x86_64' -- . ':!README.md' ':!bench/qemu-run' ':!mk/deps.sh' \
+others=$(cd "$ROOT" && git grep -l 'qemu-system-x86_64' -- . ':!README.md' ':!tools/qemu-run' ':!mk/deps.sh' \
 	':!tests/integration/65-qemu-select.sh' ':!bench/results' 2>/dev/null)
-[ -z "$others" ] || fail "files naming qemu-system-x86_64 besides bench/qemu-run: $others"
+[ -z "$others" ] || fail "files naming qemu-system-x86_64 besides tools/qemu-run: $others"
 
 q10=$ROOT/deps/qemu10/root
 if [ ! -x "$q10/usr/bin/qemu-system-x86_64" ]; then

@@ -8,7 +8,7 @@
 # whatever else loads the host; the plain guest's idles near 1%); the shutdown request must end QEMU with the app's 0. A
 # malformed busy_poll= must end the guest with init's status 105 and a message.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/bench/qemu-run}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"
 . "$ROOT/bench/guests.sh"
 kernel=$ROOT/$BUILD/linux/vmlinux initrd=$ROOT/$BUILD/linux/initrd.img

@@ -18,7 +18,7 @@
 #   iperf_shutdown                sends the server's shutdown cookie (-s)
 #   iperf_counters                the server's counter line (after it stopped)
 #   iperf_boot BACKEND SECS KERNEL INITRD APPEND
-#                                 boots a guest under bench/qemu-run (killed
+#                                 boots a guest under tools/qemu-run (killed
 #                                 after SECS) on `tap` (a fresh namespace) or
 #                                 `user` (a free port forwarded to 5201); sets
 #                                 IPERF_ADDR, IPERF_PORT, IPERF_PID,

@@ -1,6 +1,6 @@
 # lib-net.sh: shell helpers for the network integration tests (sourced).
 #
-# Offers (besides bench/netns.sh's netns_* functions):
+# Offers (besides tools/netns.sh's netns_* functions):
 #   skip MSG                 print MSG, exit 77 (skipped)
 #   contains [GREP-OPTION...] RE
 #                            whether standard input has a line matching RE,
@@ -49,7 +49,7 @@
 #                            (CRs removed) printed and left in $UK_TMP/console
 # Traffic goes only to 127.0.0.1 or into namespaces the tests create.
 
-. "${ROOT:-.}/bench/netns.sh"
+. "${ROOT:-.}/tools/netns.sh"
 
 NET_EXEC=()
 

@@ -21,7 +21,7 @@ want_root=$(printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain
 hello() { # STATUS-WANTED LINE-WANTED APPEND [QEMU-ARGS...]
 	local want=$1 line=$2 append=$3 out rc
 	shift 3
-	out=$(ACCEL=kvm bench/qemu-run --timeout 120 --append "$append" "$LOADER" "$HELLO" -- "$@" 2>&1 </dev/null)
+	out=$(ACCEL=kvm tools/qemu-run --timeout 120 --append "$append" "$LOADER" "$HELLO" -- "$@" 2>&1 </dev/null)
 	rc=$?
 	out=$(tr -d '\r' <<<"$out")
 	if [ $rc != "$want" ] || ! grep -Eq -- "$line" <<<"$out"; then
@@ -40,13 +40,13 @@ hello 0 '^kernel: RAM .* up to 0x1[0-9a-f]{8}' 'verbose quiet -- -s 0' -m 6G
 # The TSC, calibrated against the PIT, against what L1's kernel measured;
 # and a 1 s sleep lasts at least 1 s of L1's time (a TSC read too fast
 # shortens every guest timer).
-out=$(ACCEL=kvm bench/qemu-run --timeout 120 --append "verbose -- -s 1000" "$LOADER" "$HELLO" </dev/null 2>&1 | tr -d '\r')
+out=$(ACCEL=kvm tools/qemu-run --timeout 120 --append "verbose -- -s 1000" "$LOADER" "$HELLO" </dev/null 2>&1 | tr -d '\r')
 mhz=$(sed -n 's/^kernel: .*TSC \([0-9]*\) MHz.*/\1/p' <<<"$out")
 l1mhz=$(awk -F: '/^cpu MHz/ { printf "%d", $2; exit }' /proc/cpuinfo)
 awk -v a="${mhz:-0}" -v b="${l1mhz:-1}" 'BEGIN { d = a / b - 1; exit !(d < 0.05 && d > -0.05) }' ||
 	fail "the guest's TSC is $mhz MHz, L1's $l1mhz MHz"
 t0=$(cut -d' ' -f1 /proc/uptime)
-ACCEL=kvm bench/qemu-run --timeout 120 --append "quiet -- -s 1000" "$LOADER" "$HELLO" </dev/null >/dev/null 2>&1
+ACCEL=kvm tools/qemu-run --timeout 120 --append "quiet -- -s 1000" "$LOADER" "$HELLO" </dev/null >/dev/null 2>&1
 t1=$(cut -d' ' -f1 /proc/uptime)
 awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 1.0) }' || fail "a 1 s sleep took $t0 -> $t1 of L1's time"
 say "TSC $mhz MHz (L1: $l1mhz MHz); a 1 s sleep took at least 1 s"

@@ -72,7 +72,7 @@ guest_start() {
 	esac
 	GUEST_CONSOLE=$KTMP/console.$((++GUEST_SEQ))
 	rm -f "$KTMP/in" && mkfifo "$KTMP/in"
-	ACCEL=kvm "$ROOT/bench/qemu-run" "${netargs[@]}" --timeout 600 --append "$append" \
+	ACCEL=kvm "$ROOT/tools/qemu-run" "${netargs[@]}" --timeout 600 --append "$append" \
 		"$kernel" "$initrd" -- "$@" <"$KTMP/in" >"$GUEST_CONSOLE" 2>&1 &
 	GUEST_PID=$!
 	exec 3>"$KTMP/in"

@@ -2,7 +2,8 @@
  * test_socket.c: the socket layer (net/socket.c) with its default switches,
  * over real lwIP on an in-memory loopback interface (tests/unit/socket/):
  * connect/accept and addresses, partial reads and writes, writev as one
- * segment, backlog overflow, end of stream and resets, poll readiness, the
+ * segment, backlog overflow, end of stream and resets, poll readiness and
+ * its interruption by a signal, the
  * egress list's invariants, TCP_NODELAY, the exit's drain. Time is fake: it
  * moves only when a blocking call parks or a test lets it pass.
  */
@@ -450,6 +451,39 @@ static void test_poll_connection(void **state)
 	assert_int_equal(poll_one(c, POLLOUT) & POLLOUT, 0);
 }
 
+/* 6c. a signal whose handler runs while poll() waits ends it with EINTR
+ * (how the console's Ctrl-C stops httpd); one that comes with readiness
+ * leaves the readiness to report, and a zero timeout runs the handler and
+ * reports as usual. */
+static void test_poll_interrupted(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7016, &c, &s);
+	struct pollfd p = { .fd = c, .events = POLLIN };
+	uint64_t t0 = fake_now_ns;
+	fake_wake_at_ns = t0 + 100 * 1000000ULL; /* the UART's interrupt */
+	fake_signal_at_ns = fake_wake_at_ns;
+	errno = 0;
+	assert_int_equal(poll(&p, 1, 1000), -1);
+	assert_int_equal(errno, EINTR);
+	assert_int_equal(fake_signals_run, 1);
+	assert_true(fake_now_ns - t0 >= 100 * 1000000ULL);
+	assert_true(fake_now_ns - t0 < 1000 * 1000000ULL);
+
+	write_pattern(s, 0, 10);
+	pump();
+	fake_signal_at_ns = fake_now_ns;
+	assert_int_equal(poll(&p, 1, 1000), 1);
+	assert_int_equal(p.revents, POLLIN);
+	assert_int_equal(fake_signals_run, 2);
+	read_pattern(c, 0, 10);
+
+	fake_signal_at_ns = fake_now_ns;
+	assert_int_equal(poll(&p, 1, 0), 0);
+	assert_int_equal(fake_signals_run, 3);
+}
+
 /* 7a. a send blocked on the window leaves the egress list legitimately and
  * on_sent brings it back when the peer reads (pump() checks after every step
  * that no socket with bytes to send is off the list otherwise). */
@@ -615,6 +649,7 @@ int main(void)
 		T(test_linger_zero_resets),
 		T(test_poll_listener),
 		T(test_poll_connection),
+		T(test_poll_interrupted),
 		T(test_egress_relisted_by_ack),
 		T(test_read_poll_no_mark),
 		T(test_nodelay),

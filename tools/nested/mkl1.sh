@@ -12,7 +12,7 @@
 # drive the guests with (bash, coreutils' timeout, ab, curl, iperf3), each
 # with the shared libraries ldd names, at the paths ldd gives: L1 runs the
 # very binaries this machine runs. What changes with our code (the images,
-# bench/qemu-run, the scenarios) goes in a second archive that
+# tools/qemu-run, the scenarios) goes in a second archive that
 # tools/nested/run-l1 appends; Linux unpacks both.
 set -euo pipefail
 

@@ -119,6 +119,8 @@ void harness_fail(const char *fmt, ...)
 void stats_register(void (*print)(void)) { (void)print; }
 void stats_phase_add(enum stats_phase phase, uint64_t cycles) { (void)phase, (void)cycles; }
 void stats_service(void) {}
+/* Nothing posts signals here. */
+bool signal_service(void) { return false; }
 
 void mem_get_stats(struct mem_stats *st) { memset(st, 0, sizeof *st); }
 

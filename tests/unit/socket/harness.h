@@ -27,6 +27,9 @@ extern uint64_t fake_oneshot_programs, fake_oneshot_deadline;
 extern uint64_t fake_wake_at_ns, fake_wake_period_ns;
 extern uint64_t fake_park_min_deadline, fake_park_max_deadline;
 extern uint64_t fake_parks; /* cpu_park calls that parked (the wake flag was down) */
+/* A signal's handler "runs" at the first wait-loop turn at or after
+ * fake_signal_at_ns (UINT64_MAX: none); fake_signals_run counts them. */
+extern uint64_t fake_signal_at_ns, fake_signals_run;
 /* vnet_rx_irq_enable(true) calls: how often a wait turned the interrupt on. */
 extern uint64_t fake_irq_arms;
 /* The next this many vnet_tx_idle() calls find the device busy, each moving

@@ -89,6 +89,20 @@ void stats_register(void (*print)(void)) { (void)print; }
 void stats_phase_add(enum stats_phase phase, uint64_t cycles) { (void)phase, (void)cycles; }
 void stats_service(void) {}
 
+/* Signals: the first wait-loop turn at or after fake_signal_at_ns delivers
+ * one, as the kernel's signal_service() runs the app's handler after the
+ * console's Ctrl-C; fake_signals_run counts them. socket_test_setup resets
+ * both. */
+uint64_t fake_signal_at_ns = UINT64_MAX, fake_signals_run;
+bool signal_service(void)
+{
+	if (fake_now_ns < fake_signal_at_ns)
+		return false;
+	fake_signal_at_ns = UINT64_MAX;
+	fake_signals_run++;
+	return true;
+}
+
 /* No kernel timers in the test. The executor calls timer_run_expired() on
  * every turn, which makes it the place where a wait loop that never parks
  * (the naive builds busy-poll) spends time: every BUSY_TURNS turns at one

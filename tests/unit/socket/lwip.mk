@@ -21,8 +21,8 @@ $(LWIP_SRCS:%=$(LWIP_DIR)/%): | $(LWIP_STAMP) ;
 
 $(LWIP_HOST_DIR)/%.o: $(LWIP_DIR)/%.c $(LWIP_HOST_CONFIG) tests/unit/socket/lwip.mk | $(LWIP_STAMP)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(UNIT_BASE_CFLAGS) -w -I. $(SOCKET_TEST_INCLUDES) -c -o $@ $<
+	$(call say,HOSTCC,$<)$(HOST_CC) $(UNIT_BASE_CFLAGS) -w -I. $(SOCKET_TEST_INCLUDES) -c -o $@ $<
 
 $(LWIP_HOST_LIB): $(LWIP_HOST_OBJS)
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(call say,AR,$@)ar rcs $@ $^

@@ -95,6 +95,8 @@ int socket_test_setup(void **state)
 	fake_park_min_deadline = UINT64_MAX;
 	fake_park_max_deadline = 0;
 	fake_tx_busy_looks = 0;
+	fake_signal_at_ns = UINT64_MAX;
+	fake_signals_run = 0;
 	seglog_clear();
 	return 0;
 }
