@@ -121,7 +121,7 @@ $(BUILD)/host/nginx-conf.inc: bench/nginx/nginx.conf
 
 $(NGINX_RUN): bench/nginx/nginx-run.c $(BUILD)/host/nginx-conf.inc | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(or $(HOST_CC),gcc) -std=gnu11 -O2 -g -Wall -Wextra -Werror -static -I$(BUILD)/host -o $@ $<
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) -std=gnu11 -O2 -g -Wall -Wextra -Werror -static -I$(BUILD)/host -o $@ $<
 
 # What meta.txt says the native-nginx guest ran.
 $(NGINX_RUN).flags: $(NGINX_RUN) $(NGINX_PROG)
@@ -130,7 +130,7 @@ $(NGINX_RUN).flags: $(NGINX_RUN) $(NGINX_PROG)
 
 $(LINUX_NGINX_INITRD): $(LINUX_INIT) $(HTTPD_HOST) $(NGINX_RUN) $(NGINX_PROG) bench/nginx/passwd bench/nginx/group \
 		bench/linux/mkinitramfs.sh $(LINUX_STAMP)
-	bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) /bin/nginx-run=$(NGINX_RUN) \
+	$(Q)bench/linux/mkinitramfs.sh $@ $(DEPS)/linux/root $(LINUX_INIT) $(HTTPD_HOST) /bin/nginx-run=$(NGINX_RUN) \
 		/usr/sbin/nginx=$(NGINX_PROG) /etc/passwd=bench/nginx/passwd /etc/group=bench/nginx/group
 
 .PHONY: linux-nginx-guest

@@ -26,7 +26,7 @@ $(HTTPD_HOST): $(HTTPD_SRCS) $(HTTPD_HDRS) apps/httpd/httpd.mk | $(PKG_STAMP)
 
 $(HTTPD_EPOLL): $(HTTPD_COMMON) apps/httpd/ready_epoll.c $(HTTPD_HDRS) apps/httpd/httpd.mk | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static -o $@ $(HTTPD_COMMON) apps/httpd/ready_epoll.c
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static -o $@ $(HTTPD_COMMON) apps/httpd/ready_epoll.c
 
 $(eval $(call app_image,httpd,$(HTTPD_SRCS)))
 

@@ -68,4 +68,4 @@ done
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
 	cpio --quiet -o -H newc --owner=0:0 --reproducible) | gzip -1n >"$out.tmp"
 mv "$out.tmp" "$out"
-echo "mkl1: $out ($(stat -c %s "$out") bytes)"
+

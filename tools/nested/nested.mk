@@ -17,11 +17,11 @@ NESTED_BASE  := $(NESTED_DIR)/l1-base.cpio.gz
 NESTED_TOOLS := $(NESTED_DIR)/bin/udpcheck
 
 $(NESTED_BASE): tools/nested/mkl1.sh tools/nested/l1-init $(LINUX_STAMP) | $(PKG_STAMP)
-	tools/nested/mkl1.sh $@ $(DEPS)/linux/root
+	$(call say,GEN,$@)tools/nested/mkl1.sh $@ $(DEPS)/linux/root
 
 $(NESTED_DIR)/bin/udpcheck: tools/nested/udpcheck.c | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(or $(HOST_CC),gcc) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
 
 .PHONY: nested
 nested: $(NESTED_BASE) $(NESTED_TOOLS) $(QEMU10_STAMP) $(LINUX_KERNEL) linux-guest all
