@@ -10,6 +10,7 @@
 #                   docs/kvm.md)
 #   make bench-kvm  VM exits per request by reason (bench/run-kvm)
 #   make bench-costs  what each primitive costs per accelerator (bench/run-costs)
+#   make kvm-stress   10 L1 boots of 10,000 new connections each (bench/run-kvm-stress)
 #   make test       runs tests/integration/13-kvm-nested.sh with the rest
 
 NESTED_DIR   := $(BUILD)/nested
@@ -39,3 +40,8 @@ bench-costs: nested $(BUILD)/apps/costs.elf
 .PHONY: bench-kvm
 bench-kvm: nested
 	bench/run-kvm
+
+# Does the guest ever wedge under KVM (bench/run-kvm-stress)?
+.PHONY: kvm-stress
+kvm-stress: nested
+	bench/run-kvm-stress
