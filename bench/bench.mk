@@ -117,7 +117,7 @@ $(NGINX_PROG): | $(PKG_STAMP)
 
 $(BUILD)/host/nginx-conf.inc: bench/nginx/nginx.conf
 	@mkdir -p $(@D)
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< >$@
+	$(call say,GEN,$@)sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< >$@
 
 $(NGINX_RUN): bench/nginx/nginx-run.c $(BUILD)/host/nginx-conf.inc | $(PKG_STAMP)
 	@mkdir -p $(@D)

@@ -18,6 +18,7 @@ NESTED_BASE  := $(NESTED_DIR)/l1-base.cpio.gz
 NESTED_TOOLS := $(NESTED_DIR)/bin/udpcheck
 
 $(NESTED_BASE): tools/nested/mkl1.sh tools/nested/l1-init $(LINUX_STAMP) | $(PKG_STAMP)
+	@mkdir -p $(@D)
 	$(call say,GEN,$@)tools/nested/mkl1.sh $@ $(DEPS)/linux/root
 
 $(NESTED_DIR)/bin/udpcheck: tools/nested/udpcheck.c | $(PKG_STAMP)
