@@ -125,7 +125,7 @@ $(NGINX_RUN): bench/nginx/nginx-run.c $(BUILD)/host/nginx-conf.inc | $(PKG_STAMP
 
 # What meta.txt says the native-nginx guest ran.
 $(NGINX_RUN).flags: $(NGINX_RUN) $(NGINX_PROG)
-	echo "$$($(NGINX_PROG) -v 2>&1 | sed 's/^nginx version: //') (Debian $$(dpkg-query -W -f='$${Version}' nginx)," \
+	$(call say,GEN,$@)echo "$$($(NGINX_PROG) -v 2>&1 | sed 's/^nginx version: //') (Debian $$(dpkg-query -W -f='$${Version}' nginx)," \
 		"$(NGINX_PROG)), bench/nginx/nginx.conf, run by nginx-run" >$@
 
 $(LINUX_NGINX_INITRD): $(LINUX_INIT) $(HTTPD_HOST) $(NGINX_RUN) $(NGINX_PROG) bench/nginx/passwd bench/nginx/group \
