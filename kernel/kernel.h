@@ -169,7 +169,7 @@ void executor_drain(void);
 
 /* ---- what runs us ------------------------------------------------------------
  * The hypervisor, from its CPUID signature (leaf 0x40000000): TCG and KVM
- * differ in what is cheap (see README, "Under KVM"), so code may choose. */
+ * differ in what is cheap (see docs/kvm.md), so code may choose. */
 enum hypervisor {
 	HYPERVISOR_NONE,  /* no signature and no CPUID hypervisor flag: bare metal */
 	HYPERVISOR_TCG,   /* QEMU's emulator ("TCGTCGTCGTCG") */

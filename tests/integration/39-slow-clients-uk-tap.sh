@@ -14,7 +14,7 @@
 # After each attack, once the guest is idle, its pools are back where they
 # were before it (every pcb, segment, pbuf, socket and descriptor freed), and
 # load is clean; at the shutdown, httpd's counters show the deadline closes
-# and evictions. Each run prints a "figures:" line (the README quotes them).
+# and evictions. Each run prints a "figures:" line (docs/hardening.md quotes them).
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib-net.sh"

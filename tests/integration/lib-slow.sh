@@ -23,7 +23,7 @@
 #                            evicted, evicted-heads
 #   slow_check MODE LINE     asserts what the mode must have made httpd count
 #                            (LINE: its "httpd: accepted" line at exit)
-#   slow_figures GUEST MODE LINE   one "figures:" line for the README
+#   slow_figures GUEST MODE LINE   one "figures:" line for docs/hardening.md
 #
 # Each attack lasts as long as the server lets it: slowhttptest stops when
 # all its connections are closed. With httpd's defaults (head and stall
