@@ -43,6 +43,7 @@ include apps/apps.mk
 -include apps/httpd/httpd.mk
 -include apps/iperf/iperf.mk
 -include bench/bench.mk
+include tools/plugin/plugin.mk
 include tests/tests.mk
 include tests/fuzz/fuzz.mk
 
