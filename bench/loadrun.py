@@ -52,6 +52,7 @@ Standard library only.
 """
 import argparse
 import csv
+import errno
 import os
 import re
 import subprocess
@@ -215,9 +216,17 @@ def parse_mark(line):
 class Insns:
     """Marks of the counting plugin: a label to its FIFO, a line in its file."""
 
-    def __init__(self, path, ctl):
+    def __init__(self, path, ctl, timeout=5.0):
         self.path = path  # the plugin's out=FILE
-        self.fd = os.open(ctl, os.O_WRONLY | os.O_NONBLOCK)  # its ctl=FIFO (the plugin holds it open)
+        self.fd = None  # its ctl=FIFO, which the plugin holds open from QEMU's start
+        t0 = time.monotonic()
+        while self.fd is None:
+            try:
+                self.fd = os.open(ctl, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as e:  # ENXIO: no reader yet
+                if e.errno != errno.ENXIO or time.monotonic() - t0 > timeout:
+                    raise
+                time.sleep(0.01)
 
     def mark(self, label, timeout=5.0):
         """The counts at a mark taken now; None when no line came in time."""
