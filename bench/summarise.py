@@ -176,9 +176,9 @@ class Summary(Results):
                     continue
                 timed = self.stat(config, g, load, "rps").median
                 slowed = Stat([num(r["rps"]) for r in runs]).median
+                total, work = self.insns_stat(config, g, load, "insns_per_req"), self.insns_stat(config, g, load)
                 rows.append([load_label(load, config["loadgen"]), g,
-                             self.insns_stat(config, g, load, "insns_per_req").fmt(),
-                             self.insns_stat(config, g, load).fmt(),
+                             total.fmt(), spread(total), work.fmt(), spread(work),
                              "ref" if g == self.ref else fmt_x(self.insns_ratio(config, g, load)),
                              self.insns_stat(config, g, load, "insns_kernel_per_req").fmt(),
                              self.insns_stat(config, g, load, "insns_user_per_req").fmt(),
@@ -316,13 +316,14 @@ class Summary(Results):
                     "executed; outside wait: less the wait loop (the unikernel's spin and park, the Linux "
                     f"guest's idle loop), with its ratio to {self.ref}'s; kernel and user: a Linux guest's "
                     "instructions outside its idle loop at kernel (upper-half) and user addresses. "
+                    "Spread: (max - min) / median, how far one boot's count lies from another's. "
                     "Plugin cost: the plugin runs' requests/s over the timed runs' (medians).", ""]
             for config in self.configs():
                 rows = self.insns_rows(config)
                 if rows:
                     out += [f"### {self.label(config)}", "",
-                            md_table(["load", "guest", "all", "outside wait", f"x {self.ref}", "kernel", "user",
-                                      "runs", "plugin cost"], rows), ""]
+                            md_table(["load", "guest", "all", "spread", "outside wait", "spread", f"x {self.ref}",
+                                      "kernel", "user", "runs", "plugin cost"], rows), ""]
         for config in self.configs():
             out += [f"### Requests/s, {self.label(config)}", "",
                     md_table(["load"] + self.guests, self.throughput_rows(config)), ""]
@@ -387,6 +388,13 @@ def per_request(run, field):
     """Microseconds of a CPU-seconds field per completed request."""
     v, req = num(run.get(field)), num(run.get("requests"))
     return v * 1e6 / req if v is not None and req else None
+
+
+def spread(stat):
+    """(max - min) / median of a Stat, in %; '-' for fewer than two values."""
+    if stat.n < 2 or not stat.median:
+        return "-"
+    return f"{100 * (stat.high - stat.low) / stat.median:.1f}%"
 
 
 def pct(text):
