@@ -52,17 +52,19 @@
 #                        bench/soak's settings of those names.
 #                        `make test` runs a short one (test 36).
 #   make bench COUNT=1, make bench-fixes COUNT=1   and, after the timed
-#                        repetitions, COUNT_REPS (default 3) counted ones: every
-#                        QEMU guest under the instruction-counting plugin
-#                        (tools/plugin, built first), instructions per request
-#                        beside requests/s in runs.csv, summary.md and fixes.md
-#                        (docs/instruction-counts.md)
+#                        repetitions, COUNT_REPS (default 3) under the
+#                        instruction-counting plugin (tools/plugin, built
+#                        first), every QEMU guest, each load after COUNT_WARMUP
+#                        (default 3) seconds of itself: instructions per
+#                        request beside requests/s in runs.csv, summary.md and
+#                        fixes.md (docs/instruction-counts.md)
 # Settings pass through to bench/run-bench: GUESTS (e.g. "linux linux-tuned uk
 # native"), BACKENDS (tap user), EMULATORS ("7.2 10"), PLACEMENTS ("none vcpu0
 # vcpu1") or PIN, PIN_CORES, LOADGEN ("ab wrk"), REPS, LOAD_SECS, IDLE_SECS,
 # LOADS, REF, OUT, MAX_LOAD, FORCE, LOADAVG_FILE, BUSY_PCT, INCLUDE_BUSY,
-# WRK_THREADS, UK_HTTPD, COUNT, COUNT_REPS. QEMU=7.2|10|PATH (make run, make
-# test, make bench) reaches bench/qemu-run through the environment.
+# WRK_THREADS, UK_HTTPD, COUNT, COUNT_REPS, COUNT_WARMUP. QEMU=7.2|10|PATH
+# (make run, make test, make bench) reaches bench/qemu-run through the
+# environment.
 
 LINUX_STAMP  := $(DEPS)/linux/.stamp
 LINUX_DIR    := $(BUILD)/linux
@@ -107,7 +109,7 @@ TEST_DEPS += linux-guest $(HTTPD_HOST).flags
 # Only the settings given are passed: run-bench has its own defaults.
 BENCH_SETTINGS := QUICK GUESTS BACKENDS EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN REPS LOAD_SECS \
 	IDLE_SECS LOADS REF OUT MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT INCLUDE_BUSY WRK_THREADS UK_HTTPD \
-	COUNT COUNT_REPS
+	COUNT COUNT_REPS COUNT_WARMUP
 # COUNT=1 counts instructions: the plugin of every emulator the batch runs.
 BENCH_PLUGINS = $(if $(filter 1,$(COUNT)),$(PLUGIN_72) $(if $(filter 10,$(QEMU) $(EMULATORS)),$(PLUGIN_10)))
 BENCH_ENV = BUILD=$(BUILD) $(foreach v,$(BENCH_SETTINGS),$(if $($(v)),$(v)='$($(v))'))
@@ -162,7 +164,7 @@ bench-fixes: linux-guest deps $(HOSTPROBE) $(BENCH_PLUGINS)
 	@for v in $(FIXES_VARIANTS); do $(MAKE) --no-print-directory VARIANT=$$v variant >/dev/null || exit 1; done
 	@out='$(or $(OUT),bench/results/fixes-$(shell date +%Y%m%d-%H%M%S))'; \
 	BUILD=$(BUILD) GUESTS='$(FIXES_GUESTS)' REF=linux OUT="$$out" $(FIXES_ENV) \
-	$(foreach v,EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT COUNT COUNT_REPS,$(if $($(v)),$(v)='$($(v))')) \
+	$(foreach v,EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT COUNT COUNT_REPS COUNT_WARMUP,$(if $($(v)),$(v)='$($(v))')) \
 	bench/run-bench && \
 	python3 bench/reqtrace.py "$$out" && python3 bench/fixes.py "$$out"
 

@@ -406,7 +406,7 @@ class Fixes:
             if (c["backend"], c["guest"], c["load"]) != (backend, guest, load):
                 continue
             if column not in ("sockets.backlog_overflows", "net.handshakes_deferred") and \
-                    (c["rep"], backend, guest, load) not in self.clean_keys:
+                    (c["rep"], backend, guest, load) not in self.clean_keys or c.get("plugin") == "1":
                 continue
             v, d = num(c.get(column)), num(c.get(per)) if per else 1
             if v is not None and d:

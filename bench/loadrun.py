@@ -5,7 +5,7 @@
         --loadgen ab|wrk --load k1 --secs N --url URL --raw PREFIX
         [--server-pid PID] [--netns NS] [--cpu CORE] [--busy-pct P]
         [--console FILE --console-in FIFO --counters FILE]
-        [--insns FILE --insns-ctl FIFO]
+        [--insns FILE --insns-ctl FIFO] [--warmup SECS]
     bench/loadrun.py --csv RUNS --key ... --loadgen G --load L --status STATUS
         (a row for a load that could not run: no_boot)
 
@@ -41,7 +41,14 @@ takes:
     user half, its kernel's and its user space's outside the idle loop
     (insns_kernel_per_req, insns_user_per_req). Such a row is a run under the
     plugin (plugin 1): it slows the guest, so its requests/s are not the
-    guest's (bench/benchdata.py keeps them out of the medians).
+    guest's (bench/benchdata.py keeps them out of the medians);
+  - --warmup SECS first runs the same load SECS seconds, unmeasured, so the
+    measured run starts in the state the load keeps rather than the one the
+    load before left: a new-connection load keeps the unikernel's pcbs in
+    TIME_WAIT (2 s of connections, up to lwIP's pool), which lwIP walks to
+    accept, demultiplex and remove a connection, so its instructions per
+    request depend on that population (run-bench warms up the runs under
+    the plugin).
 Loads: kN = keep-alive, N connections; cN = a new connection per request.
 ab: `ab -k` or not. wrk keeps connections alive by itself: for cN it sends
 `Connection: close`, so the server closes after each answer and wrk connects
@@ -296,7 +303,15 @@ def run(args):
     if args.console_in:
         header = "# " + " ".join(f"{k} {v}" for k, v in zip(
             ("rep", "backend", "emulator", "placement", "guest"), args.key.split(",")))
+        if args.insns_ctl:  # the plugin slows the guest: its stage times are not the guest's
+            header += " plugin 1"
         counters = Counters(args.console, args.console_in, args.counters, header)
+    if args.warmup:
+        warm = ab_argv(args.load, args.warmup, args.url, args.raw + ".warmup.pct") if args.loadgen == "ab" \
+            else wrk_argv(args.load, args.warmup, args.url)
+        with open(f"{args.raw}.warmup.{args.loadgen}", "w") as out:
+            subprocess.run(prefix[:-1] + [str(args.warmup + 45)] + warm, stdout=out, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL)
     insns = Insns(args.insns, args.insns_ctl) if args.insns_ctl else None
     ov0 = listen_overflows(args.netns)
     before = counters.take() if counters else None
@@ -416,6 +431,7 @@ def main(argv):
     ap.add_argument("--counters")
     ap.add_argument("--insns", help="the counting plugin's out file (bench/qemu-run --count)")
     ap.add_argument("--insns-ctl", help="its mark FIFO (bench/qemu-run --count-ctl)")
+    ap.add_argument("--warmup", type=int, default=0, help="seconds of the same load first, unmeasured")
     args = ap.parse_args(argv)
     if not re.fullmatch(r"[kc][1-9][0-9]*", args.load):
         ap.error(f"bad load {args.load!r}")
