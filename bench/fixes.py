@@ -311,7 +311,8 @@ class Fixes:
                   if self.has_insns else ""), "",
                md_table(head, rows), "",
                f"Idle CPU of `all`: {idle.fmt(2)}{'%' if idle.n else ''} (limit {self.IDLE_LIMIT_PCT}%).", "",
-               "Verdict: " + ("held at every load." if held else
+               "Verdict: " + ("no clean timed run to judge." if all(r[4] == "-" for r in rows) else
+                              "held at every load." if held else
                               "not held: " + ", ".join(
                                   ([f"behind at {' '.join(behind)}"] if behind else [])
                                   + ([] if idle_ok else ["idle CPU above the limit"])) + "."), ""]

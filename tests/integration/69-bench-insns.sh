@@ -187,6 +187,15 @@ grep -qxF "| ab -k -c 1 | linux | 31200 (30200-32200) | 6.4% | 31000 (30000-3200
 grep -qF "Under the instruction-counting plugin: 33 runs (repetition 4-6)" "$sm" || fail "the header does not count the plugin's runs"
 grep -qF "3 repetition(s)." "$sm" || fail "the plugin's repetitions were counted as timed ones"
 
+echo "== a batch under the plugin only (REPS=0): a verdict on instructions alone"
+rm -rf "$tmp/only" && mkdir "$tmp/only" && cp "$d/guests.csv" "$d/meta.txt" "$tmp/only/"
+{ head -n1 "$d/runs.csv"; awk -F, 'NR > 1 && $1 >= 4' "$d/runs.csv"; } >"$tmp/only/runs.csv"
+"$py" "$ROOT/bench/fixes.py" --no-chart "$tmp/only" >/dev/null 2>&1 || fail "fixes.py failed on a batch under the plugin only"
+grep -qxF "Verdict: no clean timed run to judge." "$tmp/only/fixes.md" || fail "a batch without timed runs got a requests/s verdict"
+grep -qxF "Verdict on instructions: held at every load." "$tmp/only/fixes.md" || fail "no verdict on instructions alone"
+grep -qxF "| linux | - | 31000 (30000-32000) | - | 101000 (100000-102000) |" "$tmp/only/fixes.md" ||
+	fail "the steps table of a batch under the plugin only"
+
 echo "== a batch without the plugin: no instruction column"
 rm -rf "$tmp/plain" && mkdir "$tmp/plain" && cp "$fx/runs.csv" "$fx/guests.csv" "$fx/meta.txt" "$tmp/plain/"
 "$py" "$ROOT/bench/fixes.py" --no-chart "$tmp/plain" >/dev/null 2>&1 || fail "fixes.py failed on the plain batch"
