@@ -42,8 +42,8 @@ include apps/apps.mk
 -include $(wildcard tests/images/*.mk)
 -include apps/httpd/httpd.mk
 -include apps/iperf/iperf.mk
--include bench/bench.mk
 include tools/plugin/plugin.mk
+-include bench/bench.mk
 include tests/tests.mk
 include tests/fuzz/fuzz.mk
 

@@ -135,9 +135,9 @@ bench-summary:
 # The integration tests that exercise the emulator itself (boot, traps, the
 # loader, virtio-net on both back-ends, the Linux guest), under QEMU 10: about
 # a minute here. CI may call it after make test (see .ci/run).
-QEMU10_TESTS ?= 00 01 02 03 04 06 10 30 31 56 65
+QEMU10_TESTS ?= 00 01 02 03 04 06 10 30 31 56 65 68
 .PHONY: test-qemu10
-test-qemu10: $(QEMU10_STAMP) $(TEST_DEPS)
+test-qemu10: $(QEMU10_STAMP) $(TEST_DEPS) $(PLUGIN_10)
 	QEMU=10 BUILD=$(BUILD) tests/run-integration $(QEMU10_TESTS)
 
 # ---- bench-fixes: the named variants against each other and Linux ----------
