@@ -70,7 +70,8 @@ class Elf:
 
     def __init__(self, data):
         self.data = data  # the whole file
-        self.sections = {}  # name -> (type, address, file offset, size)
+        self.sections = {}  # name -> (type, address, file offset, size, linked section's index)
+        self.offsets = []  # file offset of each section, by index (a link's target)
         if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
             return
         shoff = struct.unpack_from("<Q", data, 0x28)[0]
@@ -79,9 +80,10 @@ class Elf:
         if not heads or strndx >= num:
             return
         names_at = heads[strndx][4]
+        self.offsets = [h[4] for h in heads]
         for name, typ, _, addr, off, size, link, _ in heads:
             end = data.index(b"\0", names_at + name)
-            self.sections[data[names_at + name:end].decode(errors="replace")] = (typ, addr, off, size, link, heads)
+            self.sections[data[names_at + name:end].decode(errors="replace")] = (typ, addr, off, size, link)
 
     def section(self, name):
         """(address, bytes) of a section, None when absent."""
@@ -95,8 +97,8 @@ class Elf:
         s = self.sections.get(".symtab")
         if not s:
             return {}
-        _, _, off, size, link, heads = s
-        strtab = heads[link][4]
+        _, _, off, size, link = s
+        strtab = self.offsets[link]
         out = {}
         for at in range(off, off + size, 24):
             name, info, _, shndx, value, sz = struct.unpack_from("<IBBHQQ", self.data, at)
@@ -107,7 +109,7 @@ class Elf:
 
     def string_at(self, address):
         """The NUL-terminated string at a virtual address of a loaded section."""
-        for typ, addr, off, size, _, _ in self.sections.values():
+        for typ, addr, off, size, _ in self.sections.values():
             if typ != 8 and addr and addr <= address < addr + size:
                 at = off + address - addr
                 return self.data[at:self.data.index(b"\0", at)].decode(errors="replace")
