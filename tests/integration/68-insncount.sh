@@ -85,7 +85,7 @@ if [ -f "$ROOT/$BUILD/linux/vmlinux" ]; then
 	grep -qx 'split=half' "$tmp/lr" && grep -q '^region=idle:ffffffff8' "$tmp/lr" || fail "vmlinux regions: $(cat "$tmp/lr")"
 fi
 
-if [ "${QEMU:-}" != 10 ] && [ -x "$ROOT/deps/qemu10/root/usr/bin/qemu-system-x86_64" ] &&
+if [ "${QEMU:-}" != 10 ] && QEMU=10 "$run" --version >/dev/null 2>&1 &&
 	[ -f "$ROOT/$BUILD/plugin/insncount-10.so" ]; then
 	echo "== QEMU 10"
 	QEMU=10 "$run" --accel tcg --timeout 60 --count "$tmp/q10" --append '-- -s 100' "$LOADER" "$HELLO" >"$tmp/q10log" 2>&1 ||

@@ -7,8 +7,9 @@
 # A plugin loads only into a QEMU of its API version, so each is built
 # against the qemu-plugin.h of its own QEMU's source package (mk/deps.sh
 # qemu-plugin, qemu10-plugin: the header alone, in deps/qemu-plugin/). The
-# 7.2 build depends on the system's QEMU binary: an upgrade fetches the
-# header of the new version and builds again. QEMU 10's header includes
+# 7.2 build depends on the system package's file list, which dpkg rewrites
+# when it upgrades QEMU: the header of the new version is fetched and the
+# plugin built again. QEMU 10's header includes
 # glib's (libglib2.0-dev, which mk/deps.sh installs with it).
 # bench/qemu-run --count loads the one that matches the emulator.
 
@@ -17,7 +18,8 @@ PLUGIN_72     := $(PLUGIN_DIR)/insncount-7.2.so
 PLUGIN_10     := $(PLUGIN_DIR)/insncount-10.so
 PLUGIN_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -shared -fPIC -pthread
 
-$(PLUGIN_72): tools/plugin/insncount.c tools/plugin/plugin.mk mk/deps.sh /usr/bin/qemu-system-x86_64 | $(PKG_STAMP)
+$(PLUGIN_72): tools/plugin/insncount.c tools/plugin/plugin.mk mk/deps.sh \
+		$(wildcard /var/lib/dpkg/info/qemu-system-x86.list) | $(PKG_STAMP)
 	mk/deps.sh qemu-plugin
 	@mkdir -p $(@D)
 	$(or $(HOST_CC),gcc) $(PLUGIN_CFLAGS) -I$(DEPS)/qemu-plugin/7.2 -o $@ $<
