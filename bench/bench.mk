@@ -55,12 +55,20 @@
 #                        SOAK_HEADROOM, SOAK_TRIM_SLACK and SOAK_OUT become
 #                        bench/soak's settings of those names.
 #                        `make test` runs a short one (test 36).
+#   make bench COUNT=1, make bench-fixes COUNT=1   and, after the timed
+#                        repetitions, COUNT_REPS (default 3) under the
+#                        instruction-counting plugin (tools/plugin, built
+#                        first), every QEMU guest, each load after COUNT_WARMUP
+#                        (default 3) seconds of itself: instructions per
+#                        request beside requests/s in runs.csv, summary.md and
+#                        fixes.md (docs/instruction-counts.md)
 # Settings pass through to bench/run-bench: GUESTS (e.g. "linux linux-tuned uk
 # native"), BACKENDS (tap user passt), EMULATORS ("7.2 10"), PLACEMENTS ("none vcpu0
 # vcpu1") or PIN, PIN_CORES, LOADGEN ("ab wrk"), REPS, LOAD_SECS, IDLE_SECS,
 # LOADS, REF, OUT, MAX_LOAD, FORCE, LOADAVG_FILE, BUSY_PCT, INCLUDE_BUSY,
-# WRK_THREADS, UK_HTTPD. QEMU=7.2|10|PATH (make run, make test, make bench)
-# reaches tools/qemu-run through the environment.
+# WRK_THREADS, UK_HTTPD, COUNT, COUNT_REPS, COUNT_WARMUP. QEMU=7.2|10|PATH
+# (make run, make test, make bench) reaches tools/qemu-run through the
+# environment.
 
 LINUX_STAMP  := $(DEPS)/linux/.stamp
 LINUX_DIR    := $(BUILD)/linux
@@ -139,7 +147,10 @@ TEST_DEPS += linux-nginx-guest $(NGINX_RUN) $(NGINX_RUN).flags
 
 # Only the settings given are passed: run-bench has its own defaults.
 BENCH_SETTINGS := QUICK GUESTS BACKENDS EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN REPS LOAD_SECS \
-	IDLE_SECS LOADS REF OUT MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT INCLUDE_BUSY WRK_THREADS UK_HTTPD
+	IDLE_SECS LOADS REF OUT MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT INCLUDE_BUSY WRK_THREADS UK_HTTPD \
+	COUNT COUNT_REPS COUNT_WARMUP
+# COUNT=1 counts instructions: the plugin of every emulator the batch runs.
+BENCH_PLUGINS = $(if $(filter 1,$(COUNT)),$(PLUGIN_72) $(if $(filter 10,$(QEMU) $(EMULATORS)),$(PLUGIN_10)))
 BENCH_ENV = BUILD=$(BUILD) $(foreach v,$(BENCH_SETTINGS),$(if $($(v)),$(v)='$($(v))'))
 
 # The host's own speed, recorded at the start and end of a batch.
@@ -150,7 +161,7 @@ $(HOSTPROBE): bench/hostprobe.c | $(PKG_STAMP)
 TEST_DEPS += $(HOSTPROBE)
 
 bench: $(HTTPD_HOST) $(HTTPD_HOST).flags $(HTTPD_EPOLL).flags linux-guest linux-nginx-guest $(NGINX_RUN).flags \
-		deps $(HOSTPROBE)
+		deps $(HOSTPROBE) $(BENCH_PLUGINS)
 	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
 	$(BENCH_ENV) bench/run-bench
 
@@ -164,9 +175,9 @@ bench-summary:
 # The integration tests that exercise the emulator itself (boot, traps, the
 # loader, virtio-net on each back-end, the Linux guest), under QEMU 10: about
 # a minute here. CI may call it after make test (see .ci/run).
-QEMU10_TESTS ?= 00 01 02 03 04 06 10 30 31 43 56 65
+QEMU10_TESTS ?= 00 01 02 03 04 06 10 30 31 43 56 14 65
 .PHONY: test-qemu10
-test-qemu10: $(QEMU10_STAMP) $(TEST_DEPS)
+test-qemu10: $(QEMU10_STAMP) $(TEST_DEPS) $(PLUGIN_10)
 	QEMU=10 BUILD=$(BUILD) tests/run-integration $(QEMU10_TESTS)
 
 # ---- bench-fixes: the named variants against each other and Linux ----------
@@ -188,12 +199,12 @@ endif
 FIXES_GUESTS := linux $(foreach v,$(FIXES_VARIANTS),$(v)=uk:build/apps/httpd-$(v).elf)
 
 .PHONY: bench-fixes bench-fixes-report
-bench-fixes: linux-guest deps $(HOSTPROBE)
+bench-fixes: linux-guest deps $(HOSTPROBE) $(BENCH_PLUGINS)
 	@case "$(FIXES_SET)" in steps | loo | ideas | all) ;; *) echo "FIXES_SET must be steps, loo, ideas or all" >&2; exit 2 ;; esac
 	@for v in $(FIXES_VARIANTS); do $(MAKE) --no-print-directory VARIANT=$$v variant >/dev/null || exit 1; done
 	@out='$(or $(OUT),bench/results/fixes-$(shell date +%Y%m%d-%H%M%S))'; \
 	BUILD=$(BUILD) GUESTS='$(FIXES_GUESTS)' REF=linux OUT="$$out" $(FIXES_ENV) \
-	$(foreach v,EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT,$(if $($(v)),$(v)='$($(v))')) \
+	$(foreach v,EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT COUNT COUNT_REPS COUNT_WARMUP,$(if $($(v)),$(v)='$($(v))')) \
 	bench/run-bench && \
 	python3 bench/reqtrace.py "$$out" && python3 bench/fixes.py "$$out"
 

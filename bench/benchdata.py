@@ -8,15 +8,24 @@ bench/fixes.py (read them). Offers
     RUN_FIELDS, GUEST_FIELDS   the columns of runs.csv and guests.csv
     read_runs, read_boots      rows as dicts; files written before the
                                emulator, placement and load-generator columns
-                               existed are read too, with those filled in
+                               existed, or before the instruction counts, are
+                               read too, with those filled in
     counts(run, include_busy)  whether a run may enter a median, and why not
+    counts_insns(run)          whether a run's instructions per request may
+                               enter a median
     Results                    runs and boots grouped by configuration
     Stat, md_table, text_table, num, ordered, LOADS, load_label
 A run counts only when the load generator finished, every request completed
 (no failed one) and every answer was 2xx, and, unless asked, when no other
 process took more than the busy threshold of a core during it. Runs that
 count but deserve a second look (a listen overflow, a guest whose shutdown
-was unclean) are flagged, not dropped. Standard library only.
+was unclean) are flagged, not dropped. A run under the plugin (plugin 1:
+the guest ran under the instruction-counting plugin, bench/run-bench
+COUNT=1) never enters a median of requests/s, CPU or latency (the plugin
+slows the guest); its instructions per request do, when it finished
+cleanly, busy or not (a busy host changes how long an instruction takes,
+not how many there are).
+Standard library only.
 """
 import csv
 import statistics
@@ -44,9 +53,14 @@ def load_label(load, loadgen="ab"):
 RUN_FIELDS = ["rep", "backend", "emulator", "placement", "loadgen", "guest", "load", "keepalive",
               "concurrency", "requests", "secs", "rps", "failed", "non2xx", "mean_ms", "p50_ms",
               "p99_ms", "server_cpu_s", "server_cpu_pct", "cpu_us_per_req", "loadgen_cpu_s",
-              "others_cpu_pct", "steal_pct", "busy", "listen_overflows", "overflow", "status"]
+              "others_cpu_pct", "steal_pct", "busy", "listen_overflows", "overflow", "status",
+              "plugin", "insns_per_req", "insns_nowait_per_req", "insns_kernel_per_req", "insns_user_per_req"]
 GUEST_FIELDS = ["rep", "backend", "emulator", "placement", "guest", "boot_s", "idle_cpu_pct",
-                "image_bytes", "status"]
+                "image_bytes", "status", "plugin"]
+# What run-bench wrote before the instruction counts: no plugin column (no
+# run was under the plugin) and no instructions.
+RUN_FIELDS_V2 = RUN_FIELDS[:RUN_FIELDS.index("plugin")]
+GUEST_FIELDS_V2 = GUEST_FIELDS[:GUEST_FIELDS.index("plugin")]
 # What run-bench wrote before: no emulator, placement or load-generator
 # columns (QEMU 7.2, nothing pinned, ab), no p50, no CPU accounting of others.
 RUN_FIELDS_V1 = ["rep", "backend", "guest", "load", "keepalive", "concurrency", "requests", "secs",
@@ -55,7 +69,7 @@ RUN_FIELDS_V1 = ["rep", "backend", "guest", "load", "keepalive", "concurrency", 
 GUEST_FIELDS_V1 = ["rep", "backend", "guest", "boot_s", "idle_cpu_pct", "image_bytes", "status"]
 V1_DEFAULTS = {"emulator": "7.2", "placement": "none", "loadgen": "ab", "p50_ms": "",
                "cpu_us_per_req": "", "loadgen_cpu_s": "", "others_cpu_pct": "", "steal_pct": "",
-               "busy": ""}
+               "busy": "", "plugin": "0"}
 NATIVE_EMULATOR = "host"  # the emulator column of a guest that runs without one
 BUSY_PCT = 10.0  # others' CPU (% of one core) above which a run is flagged busy
 
@@ -64,17 +78,17 @@ class InputError(Exception):
     """A results folder that cannot be summarised (missing or malformed)."""
 
 
-def read_csv(path, fields, legacy=None):
+def read_csv(path, fields, legacy=()):
     """Rows of a CSV as dicts, after checking its header.
 
-    `legacy` is an older header that is accepted too; its rows get the
+    `legacy` are older headers that are accepted too; their rows get the
     columns they lack from V1_DEFAULTS (and the native guest its emulator).
     """
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
             header = reader.fieldnames
-            if header != fields and (legacy is None or header != legacy):
+            if header != fields and header not in legacy:
                 raise InputError(f"{path}: unexpected header {header}")
             rows = list(reader)
     except OSError as e:
@@ -94,11 +108,11 @@ def read_csv(path, fields, legacy=None):
 
 
 def read_runs(path):
-    return read_csv(path, RUN_FIELDS, RUN_FIELDS_V1)
+    return read_csv(path, RUN_FIELDS, (RUN_FIELDS_V2, RUN_FIELDS_V1))
 
 
 def read_boots(path):
-    return read_csv(path, GUEST_FIELDS, GUEST_FIELDS_V1)
+    return read_csv(path, GUEST_FIELDS, (GUEST_FIELDS_V2, GUEST_FIELDS_V1))
 
 
 def per_request_us(run):
@@ -141,9 +155,19 @@ def is_busy(run):
     return run.get("busy") == "1"
 
 
+def under_plugin(row):
+    """Whether a run or boot was under the instruction-counting plugin."""
+    return row.get("plugin") == "1"
+
+
 def counts(run, include_busy=False):
-    """Whether a run may enter a median."""
-    return not failures(run) and (include_busy or not is_busy(run))
+    """Whether a run may enter a median (of requests/s, CPU, latency)."""
+    return not failures(run) and (include_busy or not is_busy(run)) and not under_plugin(run)
+
+
+def counts_insns(run):
+    """Whether a run's instructions per request may enter a median."""
+    return under_plugin(run) and not failures(run) and run.get("insns_per_req", "") != ""
 
 
 class Stat:
@@ -201,7 +225,9 @@ class Results:
 
     A configuration is one value on each axis (back-end, emulator,
     placement, load generator). The native guest runs without an emulator:
-    its runs belong to every emulator's configuration.
+    its runs belong to every emulator's configuration. Counted runs (under
+    the instruction-counting plugin) are kept apart: cell_runs and stat see
+    the timed ones, insns_runs and insns_stat those under the plugin.
     """
 
     def __init__(self, runs, boots, include_busy=False):
@@ -216,6 +242,7 @@ class Results:
             self.values[axis] = ordered(seen, AXIS_ORDER[axis])
         self.loads = ordered([r["load"] for r in runs], list(LOADS))
         self.unclean_boots = {self.boot_key(b) for b in boots if b["status"] == "unclean_stop"}
+        self.has_insns = any(counts_insns(r) for r in runs)  # some run under the plugin has instructions
 
     @staticmethod
     def boot_key(row):
@@ -249,9 +276,18 @@ class Results:
         return True
 
     def cell_runs(self, config, guest, load):
-        """Every run of a guest at a load in a configuration, counted or not."""
+        """Every timed run of a guest at a load in a configuration, whether
+        it counts or not."""
         return [r for r in self.runs if r["guest"] == guest and r["load"] == load
-                and self.matches(r, config)]
+                and self.matches(r, config) and not under_plugin(r)]
+
+    def insns_runs(self, config, guest, load):
+        """The runs under the plugin of a guest at a load whose instructions count."""
+        return [r for r in self.runs if r["guest"] == guest and r["load"] == load
+                and self.matches(r, config) and counts_insns(r)]
+
+    def insns_stat(self, config, guest, load, field="insns_nowait_per_req"):
+        return Stat([num(r[field]) for r in self.insns_runs(config, guest, load)])
 
     def counted(self, config, guest, load):
         return [r for r in self.cell_runs(config, guest, load) if counts(r, self.include_busy)]

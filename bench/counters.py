@@ -24,9 +24,12 @@ This writes RESULTS_DIR/counters.csv: one row per load run with a dump on
 both sides, with the delta of every counter across the load, the two bounds
 (bound_before_ms, bound_after_ms), then per-request ratios (the delta divided
 by the requests the load generator completed, from runs.csv) and the key
-ratios the fixes report shows. Counters are parsed generically, so new ones
-the kernel prints in the same `prefix: label N, label N; ...` style become
-columns without a change here (see parse_line). Standard library only.
+ratios the fixes report shows, and last `plugin`: 1 for a guest under the
+instruction-counting plugin (its header says `plugin 1`; its counters say
+what work its instructions did, the reports leave them out). Counters are
+parsed generically, so new ones the kernel prints in the same `prefix:
+label N, label N; ...` style become columns without a change here (see
+parse_line). Standard library only.
 """
 import csv
 import glob
@@ -223,7 +226,8 @@ def deltas(path, requests_of):
             continue
         row = {"rep": header.get("rep", ""), "backend": header.get("backend", ""),
                "emulator": header.get("emulator", "7.2"), "placement": header.get("placement", "none"),
-               "guest": header.get("guest", ""), "load": load, "loadgen": loadgen}
+               "guest": header.get("guest", ""), "load": load, "loadgen": loadgen,
+               "plugin": header.get("plugin", "0")}
         req = requests_of(*(row[k] for k in KEY_FIELDS))
         row["requests"] = req if req is not None else ""
         row["bound_before_ms"], row["bound_after_ms"] = bound0, bound1
@@ -269,7 +273,8 @@ def write_csv(results_dir):
             bucket = per_req if k.startswith("per_req.") else counters
             if k not in bucket:
                 bucket.append(k)
-    fields = fixed + counters + per_req
+    counters = [k for k in counters if k != "plugin"]
+    fields = fixed + counters + per_req + ["plugin"]
     with open(os.path.join(results_dir, "counters.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, restval="", lineterminator="\n")
         w.writeheader()

@@ -14,6 +14,11 @@ linux, and writes
                 that explain the speed (key ratios per variant and load), and
                 boot time and idle CPU per variant
     fixes.dat, fixes.gp, fixes.png   req/s per step per load (gnuplot)
+With runs under the instruction-counting plugin (run-bench COUNT=1), the
+steps, leave-one-out and write-up tables get instructions per request
+outside the wait loop beside requests/s (median (min-max) over those runs,
+and the same ratios), and the verdict is given on them too: is `all` at or
+below the fewest instructions per request of any rival at every load.
 A run counts as bench/benchdata.py says (no failed request, no non-2xx
 answer, the load generator finished, and no other process took more than the
 busy threshold of a core, unless --include-busy); the others are marked in
@@ -32,8 +37,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchdata import (AXES, LOADS, NATIVE_EMULATOR, InputError, Results, Stat,  # noqa: E402
-                       counts, failures, fmt_ratio, is_busy, md_table, num, ordered, read_boots,
-                       read_runs, text_table)
+                       counts, counts_insns, failures, fmt_ratio, is_busy, under_plugin, md_table, num,
+                       ordered, read_boots, read_runs, text_table)
 from summarise import batch_header, has_cairo  # noqa: E402
 from counters import KEY_RATIOS  # noqa: E402
 import reqtrace  # noqa: E402
@@ -142,13 +147,29 @@ class Fixes:
         self.loads = ordered([r["load"] for r in self.runs], list(LOADS))
         self.guests = ordered([r["guest"] for r in self.runs + self.boots], [])
         self.clean_keys = {(r["rep"], r["backend"], r["guest"], r["load"]) for r in self.runs if self.clean(r)}
+        self.has_insns = any(counts_insns(r) for r in self.runs)  # runs under the counting plugin
 
     def clean(self, run):
         """Whether a run counts (bench/benchdata.py's counts())."""
         return counts(run, self.include_busy)
 
     def cell_runs(self, backend, guest, load):
-        return [r for r in self.runs if r["backend"] == backend and r["guest"] == guest and r["load"] == load]
+        """The timed runs of a cell (not those under the counting plugin)."""
+        return [r for r in self.runs if r["backend"] == backend and r["guest"] == guest and r["load"] == load
+                and not under_plugin(r)]
+
+    def insns(self, backend, guest, load):
+        """Stat of instructions per request outside the wait loop, over the
+        runs under the counting plugin that finished cleanly."""
+        return Stat([num(r["insns_nowait_per_req"]) for r in self.runs
+                     if (r["backend"], r["guest"], r["load"]) == (backend, guest, load) and counts_insns(r)])
+
+    def head(self, first):
+        """A table's header: a column per load, and with instruction counts
+        one more beside each."""
+        if not self.has_insns:
+            return [first] + self.loads
+        return [first] + [h for l in self.loads for h in (l, f"{l} instr/req")]
 
     def rps(self, backend, guest, load):
         """Stat of req/s over the clean runs."""
@@ -181,6 +202,10 @@ class Fixes:
                     if st.median is not None and before:
                         cell += f" x{st.median / before:.2f}"
                 row.append(cell + self.marks(backend, guest, load))
+                if self.has_insns:
+                    st = self.insns(backend, guest, load)
+                    before = self.insns(backend, prev, load).median if prev is not None else None
+                    row.append(st.fmt() + (f" x{st.median / before:.2f}" if st.median is not None and before else ""))
             rows.append(row)
             prev = guest
         # The whole way: all over baseline, all over linux.
@@ -188,8 +213,9 @@ class Fixes:
             if base in self.guests and "all" in self.guests:
                 row = [f"all / {base}"]
                 for load in self.loads:
-                    a, b = self.rps(backend, "all", load).median, self.rps(backend, base, load).median
-                    row.append(f"x{a / b:.2f}" if a is not None and b else "-")
+                    for stat in (self.rps, self.insns) if self.has_insns else (self.rps,):
+                        a, b = stat(backend, "all", load).median, stat(backend, base, load).median
+                        row.append(f"x{a / b:.2f}" if a is not None and b else "-")
                 rows.append(row)
         return rows
 
@@ -205,6 +231,10 @@ class Fixes:
                 if guest != "all" and st.median is not None and ref:
                     cell += f" {100 * (st.median / ref - 1):+.0f}%"
                 row.append(cell + self.marks(backend, guest, load))
+                if self.has_insns:
+                    st, ref = self.insns(backend, guest, load), self.insns(backend, "all", load).median
+                    row.append(st.fmt() + (f" {100 * (st.median / ref - 1):+.1f}%"
+                                           if guest != "all" and st.median is not None and ref else ""))
             rows.append(row)
         return rows
 
@@ -220,28 +250,41 @@ class Fixes:
         """Per load: all, the fastest rival, and whether all holds. all holds
         when its median is at least the rival's, or the rival's median lies
         within all's own runs (a tie: the spread of one build's boots on this
-        host is as wide as that); it is behind otherwise."""
+        host is as wide as that); it is behind otherwise. With instruction
+        counts, the same on them (fewer is better) in four more columns:
+        all, the rival with the fewest, the ratio, the verdict."""
         rows = []
         for load in self.loads:
-            mine = self.rps(backend, "all", load)
-            best, best_st = None, None
-            for g in self.rivals():
-                st = self.rps(backend, g, load)
-                if st.median is not None and (best_st is None or st.median > best_st.median):
-                    best, best_st = g, st
-            if mine.median is None or best_st is None:
-                continue
-            if mine.median >= best_st.median:
-                word = "ahead"
-            elif best_st.median <= mine.high:
-                word = "tie"
-            else:
-                word = "behind"
-            rows.append([load, mine.fmt(), f"{best}: {best_st.fmt()}", f"x{mine.median / best_st.median:.2f}", word])
+            row = [load] + self.verdict_cells(self.rps(backend, "all", load),
+                                              [(g, self.rps(backend, g, load)) for g in self.rivals()], 1)
+            if self.has_insns:
+                row += self.verdict_cells(self.insns(backend, "all", load),
+                                          [(g, self.insns(backend, g, load)) for g in self.rivals()], -1)
+            if any(c != "-" for c in row[1:]):
+                rows.append(row)
         return rows
 
+    @staticmethod
+    def verdict_cells(mine, rivals, better):
+        """all's cell, the best rival's (better=1: the highest median, -1: the
+        lowest), their ratio and the word; dashes when either is missing."""
+        best, best_st = None, None
+        for g, st in rivals:
+            if st.median is not None and (best_st is None or better * (st.median - best_st.median) > 0):
+                best, best_st = g, st
+        if mine.median is None or best_st is None:
+            return ["-"] * 4
+        if better * (mine.median - best_st.median) >= 0:
+            word = "ahead"
+        elif (best_st.median <= mine.high) if better > 0 else (best_st.median >= mine.low):
+            word = "tie"
+        else:
+            word = "behind"
+        return [mine.fmt(), f"{best}: {best_st.fmt()}", f"x{mine.median / best_st.median:.2f}", word]
+
     def ok_boots(self, backend, guest):
-        return [b for b in self.boots if b["backend"] == backend and b["guest"] == guest and b["status"] == "ok"]
+        return [b for b in self.boots if b["backend"] == backend and b["guest"] == guest and b["status"] == "ok"
+                and not under_plugin(b)]
 
     def idle_stat(self, backend, guest):
         return Stat([num(b["idle_cpu_pct"]) for b in self.ok_boots(backend, guest)])
@@ -255,16 +298,31 @@ class Fixes:
         idle = self.idle_stat(backend, "all")
         idle_ok = idle.median is not None and idle.high <= self.IDLE_LIMIT_PCT
         held = not behind and idle_ok
+        head = ["load", "all", "fastest rival", "all / rival", "verdict"]
+        if self.has_insns:
+            head += ["all instr/req", "fewest-instruction rival", "all / rival", "verdict on instructions"]
         out = [f"## Is `all` the fastest build? back-end `{backend}`", "",
                "`all` against the fastest of baseline, the steps and the all-minus builds at each "
                "load: ahead (its median is at least the rival's), tie (the rival's median lies "
-               "within all's runs) or behind.", "",
-               md_table(["load", "all", "fastest rival", "all / rival", "verdict"], rows), "",
+               "within all's runs) or behind."
+               + (" Then the same on instructions per request outside the wait loop (runs under the "
+                  "counting plugin), against the rival with the fewest: ahead (all's median is at "
+                  "most the rival's), tie (the rival's median lies within all's runs) or behind."
+                  if self.has_insns else ""), "",
+               md_table(head, rows), "",
                f"Idle CPU of `all`: {idle.fmt(2)}{'%' if idle.n else ''} (limit {self.IDLE_LIMIT_PCT}%).", "",
-               "Verdict: " + ("held at every load." if held else
+               "Verdict: " + ("no clean timed run to judge." if all(r[4] == "-" for r in rows) else
+                              "held at every load." if held else
                               "not held: " + ", ".join(
                                   ([f"behind at {' '.join(behind)}"] if behind else [])
                                   + ([] if idle_ok else ["idle CPU above the limit"])) + "."), ""]
+        if self.has_insns:
+            behind = [r[0] for r in rows if r[8] == "behind"]
+            missing = [r[0] for r in rows if r[8] == "-"]
+            out += ["Verdict on instructions: " + (
+                "held at every load." if not behind and not missing else
+                "not held: " + ", ".join(([f"behind at {' '.join(behind)}"] if behind else [])
+                                         + ([f"no count at {' '.join(missing)}"] if missing else [])) + "."), ""]
         return out
 
     def variants(self):
@@ -320,6 +378,11 @@ class Fixes:
             if r["status"] == "no_boot":
                 continue
             why = failures(r)
+            if under_plugin(r):  # read for its instructions only, busy or not
+                if why or not r.get("insns_per_req"):
+                    notes.append(f"rep {r['rep']} {r['backend']} {r['guest']} {r['load']} (under the plugin): "
+                                 + ", ".join(why or ["no instruction count"]))
+                continue
             if is_busy(r):
                 why.append(f"busy: others took {r['others_cpu_pct']}% of a core"
                            + (" (counted)" if self.include_busy and not why else ""))
@@ -330,7 +393,7 @@ class Fixes:
             notes.append(f"rep {r['rep']} {r['backend']} {r['guest']} {r['load']}: {', '.join(why)} "
                          f"(console: raw/{console_name(r)}.console)")
         notes += [f"rep {b['rep']} {b['backend']} {b['guest']}: {b['status']}"
-                  for b in self.boots if b["status"] != "ok"]
+                  + (" (under the plugin)" if under_plugin(b) else "") for b in self.boots if b["status"] != "ok"]
         return notes
 
     def counter(self, backend, guest, load, column, per):
@@ -344,7 +407,7 @@ class Fixes:
             if (c["backend"], c["guest"], c["load"]) != (backend, guest, load):
                 continue
             if column not in ("sockets.backlog_overflows", "net.handshakes_deferred") and \
-                    (c["rep"], backend, guest, load) not in self.clean_keys:
+                    (c["rep"], backend, guest, load) not in self.clean_keys or c.get("plugin") == "1":
                 continue
             v, d = num(c.get(column)), num(c.get(per)) if per else 1
             if v is not None and d:
@@ -388,8 +451,12 @@ class Fixes:
                     ours = f"{b.fmt()} -> {a.fmt()} x{a.median / b.median:.2f}"
                 why = ", ".join(f"{t} {fmt_num(self.counter(backend, before, load, n, d))} -> "
                                 f"{fmt_num(self.counter(backend, after, load, n, d))}" for t, n, d in EXPLAIN[sw])
-                rows.append([commit, what, load, theirs, ours, why if self.counters else "-",
-                             note or ""])
+                row = [commit, what, load, theirs, ours, why if self.counters else "-", note or ""]
+                if self.has_insns:
+                    b, a = self.insns(backend, before, load), self.insns(backend, after, load)
+                    row[5:5] = [f"{b.fmt()} -> {a.fmt()} x{a.median / b.median:.2f}"
+                                if b.median and a.median is not None else "-"]
+                rows.append(row)
         return rows
 
     def time_breakdown(self, backend, results):
@@ -398,7 +465,7 @@ class Fixes:
         return reqtrace.md(backend, "all", "k1", rows) if rows else ""
 
     def markdown(self, meta, results=None):
-        reps = len({r["rep"] for r in self.runs})
+        reps = len({r["rep"] for r in self.runs if not under_plugin(r)})
         out = ["# What each fix is worth", ""]
         out += batch_header(meta, self.runs, self.include_busy) + [""]
         if meta:
@@ -412,18 +479,25 @@ class Fixes:
                 "answer and no other process took its CPU (busy); [n=K/M]: only K of M runs were clean; "
                 "!: a listen overflow on the host (user back-end); ~: the guest's shutdown was unclean. Loads: " + ", ".join(f"{k} = {v}" for k, v in LOADS.items() if k in self.loads)
                 + ".", ""]
+        if self.has_insns:
+            plugin_reps = len({r["rep"] for r in self.runs if under_plugin(r)})
+            out += [f"Instructions per request (instr/req): what the guest executed per request outside its "
+                    f"wait loop (the unikernel's spin and park, the Linux guest's idle loop), counted by the "
+                    f"TCG plugin between marks right before and right after each load (docs/instruction-counts.md); "
+                    f"median (min-max) over {plugin_reps} repetition(s) under the plugin, which are runs of "
+                    f"their own: their requests/s are in no cell here. Fewer is better.", ""]
         for backend in self.backends:
             out += self.verdict(backend)
         for backend in self.backends:
             out += [f"## Steps, back-end `{backend}`", "",
                     "Each row adds one switch to the row above; xG = its median over the row above's.", "",
-                    md_table(["step"] + self.loads, self.steps_table(backend)), ""]
+                    md_table(self.head("step"), self.steps_table(backend)), ""]
         for backend in self.backends:
             rows = self.loo_table(backend)
             if len(rows) > 1:
                 out += [f"## Leave one out, back-end `{backend}`", "",
                         "Every switch on but one; the percentage is its median against all's.", "",
-                        md_table(["variant"] + self.loads, rows), ""]
+                        md_table(self.head("variant"), rows), ""]
         for backend in self.backends:
             rows = self.ideas_table(backend)
             if rows:
@@ -438,7 +512,8 @@ class Fixes:
                         "Each commit of the write-up as published (its batch, its machine) and our step "
                         "that reproduces it: the build before and after, median (min-max) and ratio, in "
                         "this batch; then the counters, before -> after.", "",
-                        md_table(["commit", "what", "load", "write-up", "ours", "counters", "note"], rows), ""]
+                        md_table(["commit", "what", "load", "write-up", "ours"]
+                                 + (["ours, instr/req"] if self.has_insns else []) + ["counters", "note"], rows), ""]
         for backend in self.backends:
             table = self.time_breakdown(backend, results)
             if table:
@@ -540,7 +615,7 @@ def main(argv):
         f.write(fx.markdown(meta, args.dir))
     for backend in fx.backends:
         print(f"\nrequests/s per step, back-end {backend} (median (min-max) over clean runs; x = gain over the row above)")
-        print(text_table(["step"] + fx.loads, fx.steps_table(backend)))
+        print(text_table(fx.head("step"), fx.steps_table(backend)))
     if not args.no_chart:
         data, png = os.path.join(args.dir, "fixes.dat"), os.path.join(args.dir, "fixes.png")
         with open(data, "w") as f:

@@ -5,6 +5,7 @@
         --loadgen ab|wrk --load k1 --secs N --url URL --raw PREFIX
         [--server-pid PID] [--netns NS] [--cpu CORE] [--busy-pct P]
         [--console FILE --console-in FIFO --counters FILE]
+        [--insns FILE --insns-ctl FIFO] [--warmup SECS]
     bench/loadrun.py --csv RUNS --key ... --loadgen G --load L --status STATUS
         (a row for a load that could not run: no_boot)
 
@@ -28,7 +29,26 @@ takes:
     every CPU's busy time from /proc/stat (bench/hostcpu.py). What is left
     (busy - server - load generator, at least 0) is what other processes
     took; a run where that exceeds --busy-pct of a core is flagged busy;
-  - the listen-overflow counter of the namespace the client runs in.
+  - the listen-overflow counter of the namespace the client runs in;
+  - the guest's instructions, when --insns-ctl is given (a guest booted with
+    tools/qemu-run --count FILE --count-ctl FIFO): a mark `LOAD-LOADGEN-before`
+    written to the FIFO right before the load generator starts and
+    `LOAD-LOADGEN-after` right after it exits, each answered by the plugin
+    with a line of counts in FILE (tools/plugin/insncount.c); their
+    difference over the requests completed gives the row's instructions per
+    request: in all (insns_per_req), outside the wait loop (the classes
+    other, kernel and user: insns_nowait_per_req), and for a guest with a
+    user half, its kernel's and its user space's outside the idle loop
+    (insns_kernel_per_req, insns_user_per_req). Such a row is a run under the
+    plugin (plugin 1): it slows the guest, so its requests/s are not the
+    guest's (bench/benchdata.py keeps them out of the medians);
+  - --warmup SECS first runs the same load SECS seconds, unmeasured, so the
+    measured run starts in the state the load keeps rather than the one the
+    load before left: a new-connection load keeps the unikernel's pcbs in
+    TIME_WAIT (2 s of connections, up to lwIP's pool), which lwIP walks to
+    accept, demultiplex and remove a connection, so its instructions per
+    request depend on that population (run-bench warms up the runs under
+    the plugin).
 Loads: kN = keep-alive, N connections; cN = a new connection per request.
 ab: `ab -k` or not. wrk keeps connections alive by itself: for cN it sends
 `Connection: close`, so the server closes after each answer and wrk connects
@@ -39,6 +59,7 @@ Standard library only.
 """
 import argparse
 import csv
+import errno
 import os
 import re
 import subprocess
@@ -180,6 +201,74 @@ class Counters:
         os.close(self.fd)
 
 
+# ---- the guest's instructions (the counting plugin's marks) ---------------
+
+# Classes the plugin counts outside any region: not the wait loop.
+WORK_CLASSES = ("other", "kernel", "user")
+MARK_LINE = re.compile(r"^([A-Za-z0-9_.-]+): total (\d+)((?:, [a-z_]+ \d+)*)$")
+
+
+def parse_mark(line):
+    """(label, {class: count, "total": count}) of a plugin line, or None."""
+    m = MARK_LINE.match(line.strip())
+    if not m:
+        return None
+    counts = {"total": int(m.group(2))}
+    for part in m.group(3).split(", ")[1:]:
+        name, value = part.split()
+        counts[name] = int(value)
+    return m.group(1), counts
+
+
+class Insns:
+    """Marks of the counting plugin: a label to its FIFO, a line in its file."""
+
+    def __init__(self, path, ctl, timeout=5.0):
+        self.path = path  # the plugin's out=FILE
+        self.fd = None  # its ctl=FIFO, which the plugin holds open from QEMU's start
+        t0 = time.monotonic()
+        while self.fd is None:
+            try:
+                self.fd = os.open(ctl, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as e:  # ENXIO: no reader yet
+                if e.errno != errno.ENXIO or time.monotonic() - t0 > timeout:
+                    raise
+                time.sleep(0.01)
+
+    def mark(self, label, timeout=5.0):
+        """The counts at a mark taken now; None when no line came in time."""
+        off = os.path.getsize(self.path) if os.path.exists(self.path) else 0
+        os.write(self.fd, (label + "\n").encode())
+        t0 = time.monotonic()
+        while True:
+            with open(self.path, "rb") as f:
+                f.seek(off)
+                for line in f.read().decode(errors="replace").splitlines():
+                    got = parse_mark(line)
+                    if got and got[0] == label:
+                        return got[1]
+            if time.monotonic() - t0 > timeout:
+                return None
+            time.sleep(0.001)
+
+    def close(self):
+        os.close(self.fd)
+
+
+def insns_fields(before, after, requests):
+    """The runs.csv instruction columns of one load (empty when unknown)."""
+    out = {k: "" for k in ("insns_per_req", "insns_nowait_per_req", "insns_kernel_per_req", "insns_user_per_req")}
+    if before is None or after is None or not requests:
+        return out
+    d = {k: after[k] - before[k] for k in after if k in before}
+    out["insns_per_req"] = f"{d['total'] / requests:.1f}"
+    out["insns_nowait_per_req"] = f"{sum(d.get(k, 0) for k in WORK_CLASSES) / requests:.1f}"
+    if "kernel" in d and "user" in d:
+        out["insns_kernel_per_req"] = f"{d['kernel'] / requests:.1f}"
+        out["insns_user_per_req"] = f"{d['user'] / requests:.1f}"
+    return out
+
+
 # ---- one run --------------------------------------------------------------
 
 def listen_overflows(netns):
@@ -214,9 +303,20 @@ def run(args):
     if args.console_in:
         header = "# " + " ".join(f"{k} {v}" for k, v in zip(
             ("rep", "backend", "emulator", "placement", "guest"), args.key.split(",")))
+        if args.insns_ctl:  # the plugin slows the guest: its stage times are not the guest's
+            header += " plugin 1"
         counters = Counters(args.console, args.console_in, args.counters, header)
+    if args.warmup:
+        warm = ab_argv(args.load, args.warmup, args.url, args.raw + ".warmup.pct") if args.loadgen == "ab" \
+            else wrk_argv(args.load, args.warmup, args.url)
+        with open(f"{args.raw}.warmup.{args.loadgen}", "w") as out:
+            subprocess.run(prefix[:-1] + [str(args.warmup + 45)] + warm, stdout=out, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL)
+    insns = Insns(args.insns, args.insns_ctl) if args.insns_ctl else None
     ov0 = listen_overflows(args.netns)
     before = counters.take() if counters else None
+    label = f"{args.load}-{args.loadgen}"
+    insns0 = insns.mark(f"{label}-before") if insns else None
 
     with open(out_path, "w") as out:
         busy0, steal0 = hostcpu.cpu_ticks()
@@ -228,7 +328,10 @@ def run(args):
         busy1, steal1 = hostcpu.cpu_ticks()
         srv1 = hostcpu.process_ticks(args.server_pid) if args.server_pid else None
         proc.returncode = os.waitstatus_to_exitcode(status)
+    insns1 = insns.mark(f"{label}-after") if insns else None
     after = counters.take() if counters else None
+    if insns:
+        insns.close()
     ov1 = listen_overflows(args.netns)
     if counters:
         mark = f"{args.load} {args.loadgen}"
@@ -282,7 +385,9 @@ def run(args):
         "loadgen_cpu_s": f"{gen_s:.2f}", "others_cpu_pct": f"{others_pct:.1f}",
         "steal_pct": f"{steal_pct:.1f}", "busy": int(others_pct > args.busy_pct),
         "listen_overflows": ov, "overflow": int(ov > 0), "status": state,
+        "plugin": int(insns is not None),
     })
+    row.update(insns_fields(insns0, insns1, res["requests"]) if insns else {})
     log = (f"{row['rps'] or '-'} req/s, {row['failed']} failed, {row['non2xx']} non-2xx, "
            f"p50 {row['p50_ms'] or '-'} p99 {row['p99_ms'] or '-'} ms, "
            f"{row['cpu_us_per_req'] or '-'} us CPU/req, others {row['others_cpu_pct']}% of a core"
@@ -290,6 +395,9 @@ def run(args):
     if counters:
         log += (f"; counters {1000 * (t0 - before[0]):.0f} ms before, {1000 * (after[1] - t1):.0f} ms after"
                 + ("" if before[2] is not None and after[2] is not None else " (a dump is missing)"))
+    if insns:
+        log += (f"; {row['insns_per_req']} instructions/req, {row['insns_nowait_per_req']} outside the wait"
+                if row["insns_per_req"] else "; instructions: a mark is missing")
     return row, log
 
 
@@ -309,6 +417,8 @@ def main(argv):
     ap.add_argument("--loadgen", required=True, choices=["ab", "wrk"])
     ap.add_argument("--load", required=True)
     ap.add_argument("--status", help="write an empty row with this status and exit")
+    ap.add_argument("--plugin", type=int, choices=[0, 1], default=0,
+                    help="with --status: the row is of a run under the plugin")
     ap.add_argument("--secs", type=int, default=4)
     ap.add_argument("--url")
     ap.add_argument("--raw", help="prefix of the raw output files")
@@ -319,6 +429,9 @@ def main(argv):
     ap.add_argument("--console")
     ap.add_argument("--console-in")
     ap.add_argument("--counters")
+    ap.add_argument("--insns", help="the counting plugin's out file (tools/qemu-run --count)")
+    ap.add_argument("--insns-ctl", help="its mark FIFO (tools/qemu-run --count-ctl)")
+    ap.add_argument("--warmup", type=int, default=0, help="seconds of the same load first, unmeasured")
     args = ap.parse_args(argv)
     if not re.fullmatch(r"[kc][1-9][0-9]*", args.load):
         ap.error(f"bad load {args.load!r}")
@@ -327,13 +440,15 @@ def main(argv):
     if args.status:
         row = dict(zip(("rep", "backend", "emulator", "placement", "guest"), args.key.split(",")))
         row.update({"loadgen": args.loadgen, "load": args.load, "keepalive": int(args.load[0] == "k"),
-                    "concurrency": int(args.load[1:]), "status": args.status})
+                    "concurrency": int(args.load[1:]), "status": args.status, "plugin": args.plugin})
         append_row(args.csv, row)
         return 0
     if not args.url or not args.raw:
         ap.error("--url and --raw are needed")
     if args.console_in and not (args.console and args.counters):
         ap.error("--console-in needs --console and --counters")
+    if bool(args.insns) != bool(args.insns_ctl):
+        ap.error("--insns and --insns-ctl go together")
     row, log = run(args)
     append_row(args.csv, row)
     print(log)

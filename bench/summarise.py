@@ -19,7 +19,12 @@ boot) and meta.txt, all written by bench/run-bench, and writes
                  ratio to the reference guest, and p50 and p99 latency; then
                  where the CPU went, comparisons across emulators, placements
                  or load generators when the batch alternated them, boot time,
-                 idle CPU, image size, and every run to read with care
+                 idle CPU, image size, and every run to read with care; with
+                 runs under the instruction-counting plugin (run-bench
+                 COUNT=1), instructions per request in the main table and a
+                 section of their own (in all, outside the wait loop, a Linux
+                 guest's kernel and user space, and what the plugin cost in
+                 requests/s)
     chart.dat    the numbers behind the chart
     chart.png    per configuration: requests/s (log scale), and each guest's
                  ratios to the reference guest (requests/s and CPU per
@@ -36,8 +41,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchdata import (AXES, BUSY_PCT, GUEST_FIELDS, LOADS, NATIVE_EMULATOR, RUN_FIELDS, InputError,  # noqa: E402,F401
-                       Results, Stat, counts, failures, fmt_ratio, is_busy, load_label, md_table,
-                       num, ordered, read_boots, read_runs, text_table)
+                       Results, Stat, counts, failures, fmt_ratio, is_busy, under_plugin, load_label,
+                       md_table, num, ordered, read_boots, read_runs, text_table)
 
 AXIS_TITLES = {"emulator": "emulator", "placement": "placement", "loadgen": "load generator"}
 
@@ -69,7 +74,7 @@ def batch_header(meta, runs, include_busy=False):
         host = m.get("host", "")
         start = host.split("load ")[-1] if "load " in host else "?"
     out.append(f"Load average (1, 5, 15 min) at start: {start}; at end: {end or '?'}.")
-    measured = [r for r in runs if r.get("busy") in ("0", "1")]
+    measured = [r for r in runs if r.get("busy") in ("0", "1") and not under_plugin(r)]
     if measured:
         busy = [r for r in measured if is_busy(r)]
         threshold = m.get("busy", "").split("more than ")[-1].split("%")[0] or f"{BUSY_PCT:g}"
@@ -78,6 +83,11 @@ def batch_header(meta, runs, include_busy=False):
                    f"than {threshold}% of a core){'; ' + what if busy else ''}.")
     else:
         out.append("Flagged busy: not measured (a batch from before the CPU accounting).")
+    reps = sorted({r["rep"] for r in runs if under_plugin(r)}, key=int)
+    if reps:
+        which = reps[0] if len(reps) == 1 else f"{reps[0]}-{reps[-1]}"
+        out.append(f"Under the instruction-counting plugin: {sum(under_plugin(r) for r in runs)} runs "
+                   f"(repetition {which}), read for their instructions only (their requests/s are the plugin's).")
     return out
 
 
@@ -185,14 +195,47 @@ class Summary(Results):
                 rps = self.stat(config, g, load, "rps")
                 cpu = self.stat(config, g, load, "cpu_us_per_req")
                 is_ref = g == self.ref
+                row = [load_label(load, config["loadgen"]), g,
+                       rps.fmt() + self.marks(config, g, load),
+                       "ref" if is_ref else fmt_x(self.ratio(config, g, load, "rps")),
+                       cpu.fmt(1),
+                       "ref" if is_ref else fmt_x(self.ratio(config, g, load, "cpu_us_per_req")),
+                       self.stat(config, g, load, "p50_ms").fmt(3, spread=False),
+                       self.stat(config, g, load, "p99_ms").fmt(3, spread=False),
+                       f"{len(used)}/{len(mine)}"]
+                if self.has_insns:
+                    row[4:4] = [self.insns_stat(config, g, load).fmt(),
+                                "ref" if is_ref else fmt_x(self.insns_ratio(config, g, load))]
+                rows.append(row)
+        return rows
+
+    def insns_ratio(self, config, guest, load, field="insns_nowait_per_req"):
+        """The guest's median instructions per request over the reference's."""
+        mine = self.insns_stat(config, guest, load, field).median
+        ref = self.insns_stat(config, self.ref, load, field).median
+        return mine / ref if mine is not None and ref else None
+
+    def insns_rows(self, config):
+        """Instructions per request, a row per load and guest that has them:
+        in all, outside the wait loop and its ratio to the reference guest,
+        a Linux guest's kernel and user space outside the idle loop, how many
+        runs, and the plugin's cost: its runs' requests/s over the timed ones'."""
+        rows = []
+        for load in self.loads:
+            for g in self.guests:
+                runs = self.insns_runs(config, g, load)
+                if not runs:
+                    continue
+                timed = self.stat(config, g, load, "rps").median
+                slowed = Stat([num(r["rps"]) for r in runs]).median
+                total, work = self.insns_stat(config, g, load, "insns_per_req"), self.insns_stat(config, g, load)
                 rows.append([load_label(load, config["loadgen"]), g,
-                             rps.fmt() + self.marks(config, g, load),
-                             "ref" if is_ref else fmt_x(self.ratio(config, g, load, "rps")),
-                             cpu.fmt(1),
-                             "ref" if is_ref else fmt_x(self.ratio(config, g, load, "cpu_us_per_req")),
-                             self.stat(config, g, load, "p50_ms").fmt(3, spread=False),
-                             self.stat(config, g, load, "p99_ms").fmt(3, spread=False),
-                             f"{len(used)}/{len(mine)}"])
+                             total.fmt(), spread(total), work.fmt(), spread(work),
+                             "ref" if g == self.ref else fmt_x(self.insns_ratio(config, g, load)),
+                             self.insns_stat(config, g, load, "insns_kernel_per_req").fmt(),
+                             self.insns_stat(config, g, load, "insns_user_per_req").fmt(),
+                             str(len(runs)),
+                             fmt_x(slowed / timed) if slowed is not None and timed else "-"])
         return rows
 
     def cpu_rows(self, config):
@@ -246,20 +289,24 @@ class Summary(Results):
                 f"for native, the server process). A run counts when every request completed with "
                 f"a 2xx answer and, unless --include-busy, no other process took its CPU; "
                 f"[n=K/M]: only K of M runs counted; !: a listen overflow on the host; ~: the guest's "
-                f"shutdown was unclean; b: a busy run counted. {self.reps_seen()} repetition(s).")
+                f"shutdown was unclean; b: a busy run counted. {self.reps_seen()} repetition(s)."
+                + (" instr/req: instructions the guest executed per request outside its wait loop "
+                   "(the unikernel's spin and park, Linux's idle loop), median (min-max) over the runs "
+                   "under the counting plugin, which are not among the runs above; see "
+                   "\"Instructions per request\"." if self.has_insns else ""))
 
     def has_best_table(self):
         return any(is_linux(g) for g in self.guests) and bool(self.contenders())
 
     def reps_seen(self):
-        return len({r["rep"] for r in self.runs + self.boots})
+        return len({r["rep"] for r in self.runs + self.boots if not under_plugin(r)})
 
     def guest_rows(self):
         rows = []
         for config in self.configs():
             c = {k: config[k] for k in ("backend", "emulator", "placement")}
             for g in self.guests:
-                mine = [b for b in self.boots if b["guest"] == g and self.matches(b, c)]
+                mine = [b for b in self.boots if b["guest"] == g and self.matches(b, c) and not under_plugin(b)]
                 if not mine or config["loadgen"] != self.values["loadgen"][0]:
                     continue  # a boot serves every load generator: one row
                 if all(b["emulator"] == NATIVE_EMULATOR for b in mine) and config["emulator"] != self.values["emulator"][0]:
@@ -280,6 +327,11 @@ class Summary(Results):
             if r["status"] == "no_boot":
                 continue  # reported once, with the boot
             why = failures(r)
+            if under_plugin(r):  # only its instructions are read: busy or not
+                if why or not r.get("insns_per_req"):
+                    out.append(f"rep {r['rep']} {self.run_label(r)} (under the plugin): "
+                               + ", ".join(why or ["no instruction count"]))
+                continue
             if is_busy(r):
                 why.append(f"busy: others took {r['others_cpu_pct']}% of a core"
                            + (" (counted)" if self.include_busy and not failures(r) else ""))
@@ -291,7 +343,8 @@ class Summary(Results):
                 out.append(f"rep {r['rep']} {self.run_label(r)}: " + ", ".join(why))
         for b in self.boots:
             if b["status"] != "ok":
-                out.append(f"rep {b['rep']} {b['backend']} {b['emulator']} {b['placement']} {b['guest']}: {b['status']}")
+                out.append(f"rep {b['rep']} {b['backend']} {b['emulator']} {b['placement']} {b['guest']}: {b['status']}"
+                           + (" (under the plugin)" if under_plugin(b) else ""))
         return out
 
     def run_label(self, r):
@@ -316,8 +369,26 @@ class Summary(Results):
                                   "CPU/req x best"], self.best_rows(config)), ""]
         head = ["load", "guest", "req/s", f"x {self.ref}", "CPU us/req", f"x {self.ref}", "p50 ms",
                 "p99 ms", "runs"]
+        if self.has_insns:
+            head[4:4] = ["instr/req", f"x {self.ref}"]
         for config in self.configs():
             out += [f"## {self.label(config)}", "", md_table(head, self.main_rows(config)), ""]
+        if self.has_insns:
+            out += ["## Instructions per request", "",
+                    "Counted by the TCG plugin (tools/plugin/insncount.c, docs/instruction-counts.md) "
+                    "between marks right before and right after each load, over the requests completed; "
+                    "median (min-max) over the runs under the plugin. All: every instruction the guest "
+                    "executed; outside wait: less the wait loop (the unikernel's spin and park, the Linux "
+                    f"guest's idle loop), with its ratio to {self.ref}'s; kernel and user: a Linux guest's "
+                    "instructions outside its idle loop at kernel (upper-half) and user addresses. "
+                    "Spread: (max - min) / median, how far one boot's count lies from another's. "
+                    "Plugin cost: the plugin runs' requests/s over the timed runs' (medians).", ""]
+            for config in self.configs():
+                rows = self.insns_rows(config)
+                if rows:
+                    out += [f"### {self.label(config)}", "",
+                            md_table(["load", "guest", "all", "spread", "outside wait", "spread", f"x {self.ref}",
+                                      "kernel", "user", "runs", "plugin cost"], rows), ""]
         for config in self.configs():
             out += [f"### Requests/s, {self.label(config)}", "",
                     md_table(["load"] + self.guests, self.throughput_rows(config)), ""]
@@ -383,6 +454,13 @@ def per_request(run, field):
     """Microseconds of a CPU-seconds field per completed request."""
     v, req = num(run.get(field)), num(run.get("requests"))
     return v * 1e6 / req if v is not None and req else None
+
+
+def spread(stat):
+    """(max - min) / median of a Stat, in %; '-' for fewer than two values."""
+    if stat.n < 2 or not stat.median:
+        return "-"
+    return f"{100 * (stat.high - stat.low) / stat.median:.1f}%"
 
 
 def pct(text):

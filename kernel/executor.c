@@ -22,6 +22,13 @@
  *
  * Each design switch (switches.h) has its naive side here: the timed wait
  * (1), polling when due (4), the spin (9) and the one-shot's reloads (10).
+ *
+ * The wait loop's own instructions, the spin (wait_spin) and the naive
+ * backoff's PAUSEs (wait_backoff_pauses), are functions of their own, never
+ * inlined, as is the park (cpu_park, timer.c): an instruction counter that
+ * knows only addresses (tools/plugin/insncount.c) tells them from the work
+ * by their symbols. Not inlining them costs a call per spin or backoff step,
+ * not per turn.
  */
 #include <errno.h>
 #include <string.h>
@@ -153,7 +160,7 @@ static inline void spin_relax(void)
 /* Poll the device, interrupt off, until it has work, the earliest deadline
  * comes or the spin budget is spent. True when work arrived. Nothing else can
  * make the source due meanwhile: egress is queued only by code that runs. */
-static bool spin(uint64_t deadline_ns)
+static __attribute__((noinline, noclone)) bool wait_spin(uint64_t deadline_ns)
 {
 	uint64_t t0 = cpu_cycles();
 	uint64_t until_ns = min_u64(clock_ns() + spin_ns, park_deadline(deadline_ns));
@@ -196,7 +203,7 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 			cpu_park(park_deadline(deadline_ns), NULL);
 			continue;
 		}
-		if (spin_ns && spin(deadline_ns))
+		if (spin_ns && wait_spin(deadline_ns))
 			continue;
 		*source->wake = false;
 		if (source->arm()) { /* work slipped in before the interrupt was on */
@@ -214,6 +221,15 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 }
 
 /* ---- the naive wait: exponential backoff, interrupt on (switch 9 off) --------------- */
+
+/* One backoff step: n PAUSEs. */
+static __attribute__((noinline, noclone)) void wait_backoff_pauses(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		cpu_relax();
+		stats.backoff_pauses++;
+	}
+}
 
 /* The write-up's naive loop: the NIC interrupt stays on for the whole wait
  * (armed again after every poll, so each frame that arrives interrupts),
@@ -249,10 +265,7 @@ static int wait_backoff(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_n
 		}
 		if (step < BACKOFF_STEPS) {
 			stats.spins++;
-			for (unsigned i = 0; i < 1u << step; i++) {
-				cpu_relax();
-				stats.backoff_pauses++;
-			}
+			wait_backoff_pauses(1u << step);
 			step++;
 			continue;
 		}

@@ -8,6 +8,9 @@
 #   mk/deps.sh fuzz       clang and libFuzzer (for make fuzz)
 #   mk/deps.sh qemu10     QEMU 10 from bookworm-backports, unpacked into deps/qemu10
 #                         (never installed: the system's QEMU 7.2 stays the default)
+#   mk/deps.sh qemu-plugin   the TCG plugin header (include/qemu/qemu-plugin.h) of
+#                         the system's QEMU, from Debian's `qemu` source package
+#   mk/deps.sh qemu10-plugin the same for deps/qemu10, from bookworm-backports
 #   mk/deps.sh all        packages, lwip and newlib
 #
 # Everything third-party lands under $DEPS (default: deps/, ignored by git).
@@ -176,8 +179,12 @@ QEMU10_SUITE=bookworm-backports
 QEMU10_PACKAGES="qemu-system-x86 qemu-system-common qemu-system-data \
 qemu-system-modules-opengl qemu-system-modules-spice"
 
+# A private apt configuration for the backports suite: binary packages
+# (`deb`, the default; in $DEPS/apt-backports) or, with the argument deb-src,
+# source packages (in $DEPS/apt-backports-src).
 private_apt_backports() {
-	local dir=$DEPS/apt-backports
+	local types=${1:-deb} dir=$DEPS/apt-backports
+	[ "$types" = deb-src ] && dir=$DEPS/apt-backports-src
 	mkdir -p "$dir/lists/partial" "$dir/archives/partial"
 	if [ ! -f "$dir/backports.sources" ]; then
 		# The system's Debian archive entries (not the security archive,
@@ -186,16 +193,16 @@ private_apt_backports() {
 		: >"$dir/backports.sources.tmp"
 		for f in /etc/apt/sources.list.d/*.sources; do
 			[ -f "$f" ] || continue
-			awk -v suite="$QEMU10_SUITE" '
+			awk -v suite="$QEMU10_SUITE" -v types="$types" '
 				function flush() { if (block != "" && block ~ /\nURIs:[^\n]*\/debian\/?(\n|$)/) printf "%s\n", block; block = "" }
 				/^[ \t]*$/ { flush(); next }
-				/^Types:/ { $0 = "Types: deb" }
+				/^Types:/ { $0 = "Types: " types }
 				/^Suites:/ { $0 = "Suites: " suite }
 				{ block = block "\n" $0 }
 				END { flush() }' "$f" >>"$dir/backports.sources.tmp"
 		done
 		if [ -f /etc/apt/sources.list ]; then
-			sed -n "s|^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*/debian/\{0,1\}\) [^ ]* \(.*\)|deb \1\2 $QEMU10_SUITE \3|p" \
+			sed -n "s|^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*/debian/\{0,1\}\) [^ ]* \(.*\)|$types \1\2 $QEMU10_SUITE \3|p" \
 				/etc/apt/sources.list >"$dir/sources.list.tmp"
 		else
 			: >"$dir/sources.list.tmp"
@@ -244,6 +251,70 @@ qemu10() {
 	log "QEMU $version in $dest/root (tools/qemu-run QEMU=10)"
 }
 
+# The TCG plugin API (tools/plugin/insncount.c) is one header, in no binary
+# package: include/qemu/qemu-plugin.h of the `qemu` source package. A plugin
+# must be built against the header of the QEMU that loads it (each QEMU
+# accepts only plugins whose qemu_plugin_version it supports), so the source
+# package is the one the emulator's binary package was built from, at its
+# version. Only the header leaves the orig tarball (it unpacks in about two
+# seconds); the Debian tarball is read to check that no Debian patch touches
+# it. Lands in $DEPS/qemu-plugin/NAME/qemu-plugin.h, with the source version
+# in .stamp.
+#   plugin_header NAME SOURCE-VERSION APT-OPTIONS...
+plugin_header() {
+	local name=$1 version=$2 dest=$DEPS/qemu-plugin/$1
+	shift 2
+	[ -f "$dest/.stamp" ] && [ "$(cat "$dest/.stamp")" = "$version" ] && return
+	local work=$DEPS/qemu-plugin-src
+	rm -rf "$work" "$dest" && mkdir -p "$work" "$dest"
+	log "fetching the qemu source package $version (for its plugin header)"
+	# Lists older than the installed QEMU lack its version: refresh them once.
+	# What matters is the orig tarball: a mirror has been seen to serve it
+	# and not the backports' .dsc and Debian tarball.
+	(cd "$work" && apt-get "$@" source --download-only -qq "qemu=$version" >/dev/null 2>&1) ||
+		{ apt-get "$@" update -qq; (cd "$work" && apt-get "$@" source --download-only -qq "qemu=$version" >/dev/null 2>&1) || true; }
+	local orig debian header
+	orig=$(ls "$work"/qemu_*.orig.tar.* 2>/dev/null | head -n1) || true
+	debian=$(ls "$work"/qemu_*.debian.tar.* 2>/dev/null | head -n1) || true
+	[ -n "$orig" ] || { log "cannot fetch the qemu source package at version $version"; exit 1; }
+	tar -xf "$orig" -C "$work" --wildcards --no-anchored 'include/qemu/qemu-plugin.h'
+	header=$(find "$work" -path '*/include/qemu/qemu-plugin.h' | head -n1)
+	[ -n "$header" ] || { log "$orig holds no include/qemu/qemu-plugin.h"; exit 1; }
+	# (grep reads to the end: an early exit would kill tar, and pipefail fail the test.)
+	if [ -z "$debian" ]; then
+		log "warning: qemu $version's Debian tarball could not be fetched: its patches are unchecked (the header is upstream's)"
+	elif tar -xOf "$debian" --wildcards --no-anchored 'patches/*' | grep '^+++ .*include/qemu/qemu-plugin\.h' >/dev/null; then
+		log "a Debian patch of qemu $version changes qemu-plugin.h: apply it before building a plugin"
+		exit 1
+	fi
+	cp "$header" "$dest/qemu-plugin.h"
+	rm -rf "$work"
+	echo "$version" >"$dest/.stamp"
+	log "qemu-plugin.h of qemu $version in $dest ($(sed -n 's/^#define QEMU_PLUGIN_VERSION /plugin API version /p' "$dest/qemu-plugin.h"))"
+}
+
+# The system's QEMU (7.2): the source version of its installed binary package.
+qemu_plugin() {
+	local version
+	version=$(dpkg-query -W -f='${source:Version}' qemu-system-x86 2>/dev/null) ||
+		{ log "qemu-system-x86 is not installed (mk/deps.sh packages)"; exit 1; }
+	private_apt_src
+	plugin_header 7.2 "$version" "${APT_SRC_OPTS[@]}"
+}
+
+# deps/qemu10: the source version of the qemu-system-x86 it unpacked (a
+# binary-only rebuild's +bN suffix is not the source's), from the backports
+# suite's deb-src lists. Its header includes glib's.
+qemu10_plugin() {
+	qemu10
+	install_missing libglib2.0-dev pkg-config
+	local version
+	version=$(sed -n 's/^Package: qemu-system-x86 Version: //p' "$DEPS/qemu10/packages" | sed 's/+b[0-9]*$//')
+	[ -n "$version" ] || { log "no qemu-system-x86 in $DEPS/qemu10/packages"; exit 1; }
+	private_apt_backports deb-src
+	plugin_header 10 "$version" "${APT_BP_OPTS[@]}"
+}
+
 # Fuzzing (make fuzz only): clang and its libFuzzer runtime.
 fuzz() { install_missing clang libclang-rt-14-dev; }
 
@@ -254,6 +325,8 @@ newlib) newlib ;;
 linux) linux ;;
 fuzz) fuzz ;;
 qemu10) qemu10 ;;
+qemu-plugin) qemu_plugin ;;
+qemu10-plugin) qemu10_plugin ;;
 all) packages; lwip; newlib ;;
-*) echo "usage: $0 packages|lwip|newlib|linux|fuzz|qemu10|all" >&2; exit 2 ;;
+*) echo "usage: $0 packages|lwip|newlib|linux|fuzz|qemu10|qemu-plugin|qemu10-plugin|all" >&2; exit 2 ;;
 esac

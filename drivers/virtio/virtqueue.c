@@ -206,11 +206,6 @@ void vq_kick_dropped(struct virtqueue *vq, uint16_t notified_before)
 		vq->notified_avail_idx = (uint16_t)(vq->kicked_avail_idx - vq->size);
 }
 
-bool vq_has_used(const struct virtqueue *vq)
-{
-	return read_used_idx(vq) != vq->last_used;
-}
-
 unsigned vq_used_waiting(const struct virtqueue *vq)
 {
 	return (uint16_t)(read_used_idx(vq) - vq->last_used);
