@@ -20,17 +20,17 @@ PLUGIN_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -shared -fPIC -pthread
 
 $(PLUGIN_72): tools/plugin/insncount.c tools/plugin/plugin.mk mk/deps.sh \
 		$(wildcard /var/lib/dpkg/info/qemu-system-x86.list) | $(PKG_STAMP)
-	mk/deps.sh qemu-plugin
+	$(Q)mk/deps.sh qemu-plugin
 	@mkdir -p $(@D)
-	$(or $(HOST_CC),gcc) $(PLUGIN_CFLAGS) -I$(DEPS)/qemu-plugin/7.2 -o $@ $<
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) $(PLUGIN_CFLAGS) -I$(DEPS)/qemu-plugin/7.2 -o $@ $<
 
 $(PLUGIN_10): tools/plugin/insncount.c tools/plugin/plugin.mk mk/deps.sh | $(PKG_STAMP)
-	mk/deps.sh qemu10-plugin
+	$(Q)mk/deps.sh qemu10-plugin
 	@mkdir -p $(@D)
-	$(or $(HOST_CC),gcc) $(PLUGIN_CFLAGS) -I$(DEPS)/qemu-plugin/10 $$(pkg-config --cflags glib-2.0) -o $@ $<
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) $(PLUGIN_CFLAGS) -I$(DEPS)/qemu-plugin/10 $$(pkg-config --cflags glib-2.0) -o $@ $<
 
 .PHONY: plugin
 plugin: $(PLUGIN_72) $(if $(filter 10,$(QEMU) $(EMULATORS)),$(PLUGIN_10))
 
-# The integration tests count instructions (test 68).
+# The integration tests count instructions (test 14).
 TEST_DEPS += $(PLUGIN_72)
