@@ -11,6 +11,7 @@
 #include <string.h>
 #include "arch.h"
 #include "cpu.h"
+#include "clock.h"
 #include "kernel.h"
 
 struct tss {
@@ -195,7 +196,8 @@ void cpu_print_info(void)
 		b++;
 	kprintf("kernel: CPU %s; hypervisor %s; invariant TSC %s, RDRAND %s, x2APIC %s\n", b,
 		cpu_hypervisor_name(cpu_hypervisor()), invariant_tsc ? "yes" : "no",
-		(r[2] >> 30) & 1 ? "yes" : "no", (r[2] >> 21) & 1 ? "yes (unused)" : "no");
+		(r[2] >> 30) & 1 ? "yes" : "no",
+		!((r[2] >> 21) & 1) ? "no" : lapic_x2apic() ? "yes (used)" : "yes (unused)");
 }
 
 void cpu_init(void)

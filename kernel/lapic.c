@@ -1,5 +1,6 @@
 /*
- * lapic.c: the local APIC: enabled in xAPIC (MMIO) mode, spurious vector set,
+ * lapic.c: the local APIC: enabled in xAPIC (MMIO) mode, then under KVM
+ * switched to x2APIC (MSRs) where the CPU has it; spurious vector set,
  * end-of-interrupt (KVM's paravirtual one where offered), and its timer in
  * one-shot mode, calibrated against the TSC.
  */
@@ -11,6 +12,9 @@
 
 #define MSR_APIC_BASE   0x1b
 #define APIC_ENABLE     (1ULL << 11)
+#define APIC_X2APIC     (1ULL << 10)
+#define MSR_X2APIC_BASE 0x800      /* register at MMIO offset R: MSR 0x800 + R / 16 */
+#define MSR_X2APIC_ICR  0x830      /* the ICR's two halves as one 64-bit MSR */
 #define REG_ID          0x020
 #define REG_TPR         0x080
 #define REG_EOI         0x0b0
@@ -26,9 +30,22 @@
 
 static volatile uint32_t *lapic;
 static uint64_t timer_hz; /* LAPIC timer ticks per second after the divider */
+static bool x2apic;       /* registers are MSRs (x2APIC mode), not MMIO */
 
-static inline uint32_t rd(uint32_t reg) { return lapic[reg / 4]; }
-static inline void wr(uint32_t reg, uint32_t v) { lapic[reg / 4] = v; }
+/* Under KVM an xAPIC access is an MMIO exit whose instruction KVM must
+ * fetch and decode; an x2APIC access is an MSR exit, which it reads off the
+ * exit itself. The number of exits is the same. */
+static inline uint32_t rd(uint32_t reg)
+{
+	return x2apic ? (uint32_t)rdmsr(MSR_X2APIC_BASE + reg / 16) : lapic[reg / 4];
+}
+static inline void wr(uint32_t reg, uint32_t v)
+{
+	if (x2apic)
+		wrmsr(MSR_X2APIC_BASE + reg / 16, v);
+	else
+		lapic[reg / 4] = v;
+}
 
 /*
  * Under KVM a write to the EOI register is an exit. With KVM's paravirtual
@@ -45,7 +62,7 @@ static inline void wr(uint32_t reg, uint32_t v) { lapic[reg / 4] = v; }
 static volatile uint32_t pv_eoi_word __attribute__((aligned(4)));
 static bool pv_eoi_on;
 
-uint32_t lapic_id(void) { return rd(REG_ID) >> 24; }
+uint32_t lapic_id(void) { return x2apic ? rd(REG_ID) : rd(REG_ID) >> 24; }
 uint64_t lapic_timer_hz(void) { return timer_hz; }
 
 void lapic_eoi(void)
@@ -59,24 +76,41 @@ void lapic_eoi(void)
 	wr(REG_EOI, 0);
 }
 
-/* After the command line: kernel option pv_eoi=0 keeps the register write.
- * The word's address is its physical one (RAM is identity-mapped). */
+/* After the command line, under KVM: x2APIC mode where the CPU has it
+ * (kernel option x2apic=0 keeps xAPIC; the registers keep their values
+ * across the switch), and the paravirtual EOI where KVM offers it (pv_eoi=0
+ * keeps the register write). The word's address is its physical one (RAM is
+ * identity-mapped). */
 void lapic_paravirt_init(void)
 {
-	if (!(cpu_kvm_features() & (1u << KVM_FEATURE_PV_EOI)) || !kernel_option_long("pv_eoi", 1))
+	uint32_t r[4];
+	if (cpu_hypervisor() != HYPERVISOR_KVM)
 		return;
-	wrmsr(MSR_KVM_PV_EOI_EN, (uint64_t)(uintptr_t)&pv_eoi_word | 1);
-	pv_eoi_on = true;
+	cpuid(1, 0, r);
+	if ((r[2] >> 21) & 1 && kernel_option_long("x2apic", 1)) {
+		uint64_t irq = irq_save();
+		wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | APIC_ENABLE | APIC_X2APIC);
+		x2apic = true;
+		irq_restore(irq);
+	}
+	if ((cpu_kvm_features() & (1u << KVM_FEATURE_PV_EOI)) && kernel_option_long("pv_eoi", 1)) {
+		wrmsr(MSR_KVM_PV_EOI_EN, (uint64_t)(uintptr_t)&pv_eoi_word | 1);
+		pv_eoi_on = true;
+	}
 }
 
 bool lapic_pv_eoi(void) { return pv_eoi_on; }
+bool lapic_x2apic(void) { return x2apic; }
 
 /* An interrupt to this CPU on `vector` (fixed, edge): what the cost image
  * measures an interrupt's delivery and end with. QEMU's and KVM's APICs
  * deliver it within the write (no delivery-status wait). */
 void lapic_self_ipi(uint8_t vector)
 {
-	wr(REG_ICR_LOW, ICR_SELF | vector);
+	if (x2apic)
+		wrmsr(MSR_X2APIC_ICR, ICR_SELF | vector);
+	else
+		wr(REG_ICR_LOW, ICR_SELF | vector);
 }
 
 void lapic_init(void)

@@ -110,8 +110,8 @@ int main(int argc, char **argv)
 	ipi_vector = irq_alloc(on_ipi, NULL);
 	if (ipi_vector < 0)
 		return 1;
-	printf("costs: hypervisor %s, TSC %lu MHz, paravirtual EOI %s\n", cpu_hypervisor_name(cpu_hypervisor()),
-	       (unsigned long)(clock_tsc_hz() / 1000000), lapic_pv_eoi() ? "on" : "off");
+	printf("costs: hypervisor %s, TSC %lu MHz, x2APIC %s, paravirtual EOI %s\n", cpu_hypervisor_name(cpu_hypervisor()),
+	       (unsigned long)(clock_tsc_hz() / 1000000), lapic_x2apic() ? "on" : "off", lapic_pv_eoi() ? "on" : "off");
 	for (size_t i = 0; i < sizeof primitives / sizeof primitives[0]; i++)
 		measure(&primitives[i], rounds);
 	printf("costs: done\n");

@@ -30,7 +30,8 @@ hello() { # STATUS-WANTED LINE-WANTED APPEND [QEMU-ARGS...]
 	fi
 	say "hello $append $*: status $rc"
 }
-hello 0 '^kernel: CPU .*; hypervisor KVM;' 'verbose quiet -- -s 0'
+hello 0 '^kernel: CPU .*; hypervisor KVM;.* x2APIC yes \(used\)$' 'verbose quiet -- -s 0'
+hello 0 '^kernel: CPU .*; hypervisor KVM;.* x2APIC yes \(unused\)$' 'verbose quiet x2apic=0 -- -s 10'
 hello 5 '^kernel: exit status 5$' 'quiet -- -e 5 -s 0'
 hello 70 '^panic: page fault \(vector 14\)' 'quiet -- --fault'
 hello 0 '^kernel: exit status 0$' 'quiet -- -s 20' -cpu host
