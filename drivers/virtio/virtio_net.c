@@ -82,7 +82,7 @@ static void config_interrupt(void *arg)
  * can lose a notification either way (virtqueue.c says how, and what the
  * rings look like afterwards).
  *
- * Found (docs/known-issues.md; tests/notify-experiment, on a quiet
+ * Found (docs/known-issues.md; bench/experiments/notify.sh, on a quiet
  * host, bench/results/notify-20261201-123533): refuted as the cause of the
  * watchdog's kicks. Under QEMU 7.2 with -smp 1, 7.2 with -smp 1,maxcpus=2
  * (barriers emitted) and QEMU 10 (the fix), busy-polling build and default

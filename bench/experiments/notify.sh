@@ -7,7 +7,7 @@
 # NOT for a loaded host: the counters of a late device depend on how the
 # host schedules QEMU's threads, and the figures on nothing else running.
 #
-#   tests/notify-experiment [NAME=VALUE...]
+#   bench/experiments/notify.sh [NAME=VALUE...]
 #     CONFIGS    among q72-smp1 (QEMU 7.2, -smp 1: no host barrier for a guest
 #                fence), q72-max2 (7.2, -smp 1,maxcpus=2: barriers emitted,
 #                one CPU still), q10 (QEMU 10.0, which has the fix)
@@ -26,7 +26,7 @@
 # counters at exit) and each boot's console; the tables are printed at the
 # end. Needs root, /dev/net/tun, ab and curl.
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 for arg in "$@"; do
 	case "$arg" in
 	*=*) export "${arg%%=*}=${arg#*=}" ;;

@@ -10,7 +10,7 @@ QEMU's vCPU and main-loop threads; with PROBE=1 also bench/hostprobe's 8 MiB
 working set on the vCPU's core right before and after the run (the guest
 idles meanwhile). NOT for a loaded host: run it with nothing else running.
 
-    tests/drift-experiment [NAME=VALUE...]
+    bench/experiments/drift.py [NAME=VALUE...]
       GUESTS     NAME=IMAGE[:KERNEL-OPTIONS] ...  default: all=build/apps/httpd-all.elf
                  e.g. "all=build/apps/httpd-all.elf nobatch=build/apps/httpd-all.elf:vnet_tx_batch=0"
       LOAD       kN (ab -k -c N) or cN (ab -c N)  default: k64
@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GUEST_IP, HOST_IP, MASK, PORT = "192.0.2.2", "192.0.2.1", "255.255.255.0", 8080
 
 
