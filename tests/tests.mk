@@ -42,7 +42,7 @@ $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
 # Images and tools the integration tests boot; layers add to it.
 TEST_DEPS += all
 
-.PHONY: test test-unit test-integration
+.PHONY: test test-unit test-integration test-bench
 test: test-unit test-integration
 
 test-unit: $(UNIT_BINS)
@@ -50,3 +50,9 @@ test-unit: $(UNIT_BINS)
 
 test-integration: $(TEST_DEPS)
 	BUILD=$(BUILD) tests/run-integration $(TESTS)
+
+# The benchmark harness's own tests (60-69: its scripts on fixed inputs, its
+# guests and placements), alone; make test runs them with the rest.
+BENCH_TESTS := 60 61 62 63 64 65 66 67 68 69
+test-bench: $(TEST_DEPS)
+	BUILD=$(BUILD) tests/run-integration $(BENCH_TESTS)

@@ -10,7 +10,7 @@
 # test-timeout: 1200
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 cd "$ROOT"
 [ -f "$BUILD/nested/l1-base.cpio.gz" ] || skip "no nested-KVM host (make nested)"
 [ -f "$BUILD/apps/httpd-all.elf" ] || skip "no httpd-all.elf (make nested)"

@@ -9,7 +9,7 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
-. "$ROOT/tests/integration/lib-bulk.sh"
+. "$ROOT/tests/integration/lib/bulk.sh"
 bulk_boot tap "" $((4 << 20)) 2
 grep -q '^virtio-net: offloads tx-csum on rx-csum on tx-tso4 on rx-tso4 on;' "$BULK_TMP/console" ||
 	fail "not every offload was negotiated"

@@ -7,7 +7,7 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
-. "$ROOT/tests/integration/lib-bulk.sh"
+. "$ROOT/tests/integration/lib/bulk.sh"
 
 echo "== vnet_offload=0"
 bulk_boot tap vnet_offload=0 $((2 << 20)) 2

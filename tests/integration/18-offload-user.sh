@@ -6,7 +6,7 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
-. "$ROOT/tests/integration/lib-bulk.sh"
+. "$ROOT/tests/integration/lib/bulk.sh"
 bulk_boot user "" $((2 << 20)) 2
 grep -q '^virtio-net: offloads tx-csum off rx-csum off tx-tso4 off rx-tso4 off;' "$BULK_TMP/console" ||
 	fail "an offload was negotiated on user networking"

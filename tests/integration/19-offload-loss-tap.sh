@@ -8,7 +8,7 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
-. "$ROOT/tests/integration/lib-bulk.sh"
+. "$ROOT/tests/integration/lib/bulk.sh"
 bulk_boot tap "vnet_drop_rx=50 vnet_drop_tx=50" $((1 << 20)) 1
 expect_counter "virtio-net: rx" "injected rx" -gt 5
 grep -Eq 'injected rx [0-9]+ tx [1-9][0-9]*;' "$BULK_TMP/console" || fail "no transmitted frame was dropped"

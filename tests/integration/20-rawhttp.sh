@@ -10,7 +10,7 @@
 # Traffic goes only to 127.0.0.1.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
 IMAGE=$ROOT/$BUILD/apps/rawhttp.elf

@@ -5,7 +5,7 @@
 # the last of them sent right before sockcheck exits.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 IMAGE=$ROOT/$BUILD/apps/sockcheck.elf LOADER=$ROOT/$BUILD/loader/loader.elf
 netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
 command -v python3 >/dev/null || skip "python3 missing"

@@ -4,7 +4,7 @@
 # after the idle timeout (-t 2 here).
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
 uk_tap_start "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s -t 2"
 wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }

@@ -8,7 +8,7 @@
 # the last lines of the guest's console.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 [ -f "$ROOT/$BUILD/apps/httpd.elf" ] || fail "no $BUILD/apps/httpd.elf"
 netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
 command -v ab >/dev/null && command -v curl >/dev/null || skip "ab or curl missing"

@@ -11,10 +11,10 @@
 # Every socket is freed at the end.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 command -v python3 >/dev/null && command -v ab >/dev/null && command -v curl >/dev/null ||
 	skip "python3, ab or curl missing"
-FLOOD=$ROOT/tests/integration/flood.py
+FLOOD=$ROOT/tests/integration/lib/flood.py
 uk_tap_start "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s"
 wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
 

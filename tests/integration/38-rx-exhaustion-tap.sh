@@ -8,7 +8,7 @@
 # it exits 0 with every pool back.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 uk_tap_start "$ROOT/$BUILD/apps/rxsink.elf" "-d 4 -n 96"
 wait_console "$UK_TMP/console" '^rxsink: ready' 30 "$UK_PID" || { cat "$UK_TMP/console"; fail "rxsink did not start"; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 39-slow-clients-uk-tap: slowhttptest against the unikernel's httpd on tap
 # (issue 15), a fresh boot for each attack, with a normal client fetching /
-# once a second all along (tests/integration/lib-slow.sh has the details):
+# once a second all along (tests/integration/lib/slow.sh has the details):
 #   slowloris-1000  1,000 slowloris connections, below the connection limit:
 #                   every fetch answered (within the probe's 5 s); every head answered 408
 #                   at the head deadline, nothing evicted;
@@ -17,8 +17,8 @@
 # and evictions. Each run prints a "figures:" line (docs/hardening.md quotes them).
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
-. "$ROOT/tests/integration/lib-slow.sh"
+. "$ROOT/tests/integration/lib/net.sh"
+. "$ROOT/tests/integration/lib/slow.sh"
 IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
 [ -f "$IMAGE" ] || fail "no $IMAGE"
 netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"

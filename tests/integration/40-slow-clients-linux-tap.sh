@@ -9,8 +9,8 @@
 # httpd's status 0. Each run prints a "figures:" line.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
-. "$ROOT/tests/integration/lib-slow.sh"
+. "$ROOT/tests/integration/lib/net.sh"
+. "$ROOT/tests/integration/lib/slow.sh"
 kernel=$ROOT/$BUILD/linux/vmlinux initrd=$ROOT/$BUILD/linux/initrd.img
 [ -f "$kernel" ] && [ -f "$initrd" ] || skip "Linux guest not built (make linux-guest)"
 netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"

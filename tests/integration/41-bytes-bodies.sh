@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 41-bytes-bodies: large generated answers and request bodies (issue 14),
-# through tests/integration/bodies.py, against httpd natively (127.0.0.1),
+# through tests/integration/lib/bodies.py, against httpd natively (127.0.0.1),
 # in the unikernel on tap and in the unikernel on user networking (what
 # `make run` uses): GET /bytes/N for sizes from 0 to 32 MiB checked by
 # SHA-256 against the pattern made independently, HEAD, pipelining behind a
@@ -10,12 +10,12 @@
 # The unikernels end with exit status 0 and every socket freed.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 httpd=$ROOT/$BUILD/host/httpd IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
 [ -x "$httpd" ] || fail "no $httpd"
 [ -f "$IMAGE" ] || fail "no $IMAGE"
 command -v curl >/dev/null && command -v python3 >/dev/null || skip "curl or python3 missing"
-BODIES=$ROOT/tests/integration/bodies.py
+BODIES=$ROOT/tests/integration/lib/bodies.py
 tmp=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT

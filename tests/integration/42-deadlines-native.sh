@@ -15,7 +15,7 @@
 # httpd's counters at exit must show each of these.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 httpd=$ROOT/$BUILD/host/httpd
 [ -x "$httpd" ] || skip "$httpd not built"
 command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
@@ -167,7 +167,7 @@ check(reset and first == b"", f"the oldest slow head was not reset ({first[:40]!
 print(f"a newcomer past -c 4: answered in {took:.2f} s, the oldest slow head reset")
 PY
 stop
-. "$ROOT/tests/integration/lib-slow.sh"
+. "$ROOT/tests/integration/lib/slow.sh"
 [ "$(slow_counter "$line" head)" -ge 2 ] || fail "head deadlines not counted"
 [ "$(slow_counter "$line" head-408)" -ge 1 ] || fail "no head answered 408"
 [ "$(slow_counter "$line" body)" -ge 2 ] || fail "stalled bodies not counted"

@@ -11,7 +11,7 @@
 # shutdown request (-s, this test's own): exit status 0, and passt is gone.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
 [ -f "$IMAGE" ] || fail "no $IMAGE"
 command -v passt >/dev/null || skip "passt is not installed (mk/deps.sh packages)"

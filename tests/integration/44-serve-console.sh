@@ -9,15 +9,15 @@
 # stopped by a SIGTERM sent to serve.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 IMAGE=$ROOT/$BUILD/apps/httpd.elf
 [ -f "$IMAGE" ] || fail "no $IMAGE"
 PYTHON=$(command -v /usr/bin/python3 || command -v python3) || skip "python3 missing"
 
 echo "== default back-end ($(command -v passt >/dev/null && echo passt || echo user)), Ctrl-C"
-"$PYTHON" "$ROOT/tests/integration/serve_console.py" --serve "$ROOT/tools/serve" --image "$IMAGE" --stop key ||
+"$PYTHON" "$ROOT/tests/integration/lib/serve_console.py" --serve "$ROOT/tools/serve" --image "$IMAGE" --stop key ||
 	fail "serve at a terminal (default back-end, Ctrl-C)"
 echo "== user back-end, SIGTERM"
-"$PYTHON" "$ROOT/tests/integration/serve_console.py" --serve "$ROOT/tools/serve" --image "$IMAGE" \
+"$PYTHON" "$ROOT/tests/integration/lib/serve_console.py" --serve "$ROOT/tools/serve" --image "$IMAGE" \
 	--net user --stop sigterm || fail "serve at a terminal (user back-end, SIGTERM)"
 echo "all good"

@@ -4,12 +4,12 @@
 # byte, iperf3's counts (its --json) equal to the server's own line; four
 # streams each way; 256-byte writes with -N; timed runs; options it does not
 # offer answered with iperf3's "not implemented"; malformed control messages
-# (tests/integration/iperf_hostile.py) closed and counted, after which a
+# (tests/integration/lib/iperf_hostile.py) closed and counted, after which a
 # normal run still works; the counters at exit; bad options refused.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
-. "$ROOT/tests/integration/lib-net.sh"
-. "$ROOT/tests/integration/lib-iperf.sh"
+. "$ROOT/tests/integration/lib/net.sh"
+. "$ROOT/tests/integration/lib/iperf.sh"
 
 server=$ROOT/$BUILD/host/iperf
 [ -x "$server" ] || skip "$server not built"
@@ -47,7 +47,7 @@ for opt in "-u" "--bidir" "-O 1" "-M 1200"; do
 done
 
 echo "== malformed control messages"
-out=$(python3 "$ROOT/tests/integration/iperf_hostile.py" 127.0.0.1 "$IPERF_PORT") ||
+out=$(python3 "$ROOT/tests/integration/lib/iperf_hostile.py" 127.0.0.1 "$IPERF_PORT") ||
 	{ echo "$out"; fail "a malformed message got the wrong answer"; }
 echo "$out"
 kill -0 "$IPERF_PID" || fail "the server died"

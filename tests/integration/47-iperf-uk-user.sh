@@ -5,8 +5,8 @@
 # counts equal to the server's; then the shutdown cookie and a clean exit.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
-. "$ROOT/tests/integration/lib-iperf.sh"
+. "$ROOT/tests/integration/lib/net.sh"
+. "$ROOT/tests/integration/lib/iperf.sh"
 IMAGE=$ROOT/$BUILD/apps/iperf.elf LOADER=$ROOT/$BUILD/loader/loader.elf
 [ -f "$IMAGE" ] || fail "no $IMAGE"
 command -v iperf3 >/dev/null || skip "iperf3 missing"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # 48-iperf-uk-hostile-tap: malformed iperf3 control messages against the
-# unikernel's server on tap (tests/integration/iperf_hostile.py: a bad
+# unikernel's server on tap (tests/integration/lib/iperf_hostile.py: a bad
 # cookie, an HTTP request, garbage and ill-typed JSON, a 2 GiB length, a
 # state out of order, UDP refused, a second client while a test runs): each
 # gets its answer byte for byte and a clean close, the server counts each
 # under its reason, and a normal transfer each way still works after them.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
-. "$ROOT/tests/integration/lib-iperf.sh"
+. "$ROOT/tests/integration/lib/net.sh"
+. "$ROOT/tests/integration/lib/iperf.sh"
 IMAGE=$ROOT/$BUILD/apps/iperf.elf LOADER=$ROOT/$BUILD/loader/loader.elf
 [ -f "$IMAGE" ] || fail "no $IMAGE"
 command -v iperf3 >/dev/null || skip "iperf3 missing"
@@ -17,7 +17,7 @@ iperf_boot tap 200 "$LOADER" "$IMAGE" "%NET% -- -s"
 iperf_wait_listening 60
 
 echo "== malformed control messages"
-out=$("${NET_EXEC[@]}" python3 "$ROOT/tests/integration/iperf_hostile.py" "$IPERF_ADDR" "$IPERF_PORT") ||
+out=$("${NET_EXEC[@]}" python3 "$ROOT/tests/integration/lib/iperf_hostile.py" "$IPERF_ADDR" "$IPERF_PORT") ||
 	{ echo "$out"; iperf_console; fail "a malformed message got the wrong answer"; }
 echo "$out"
 kill -0 "$IPERF_PID" || { iperf_console; fail "the guest died"; }

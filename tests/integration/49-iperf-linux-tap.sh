@@ -11,8 +11,8 @@
 # -n): so there the receiver may be short of the sender, who sent at least -n.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
-. "$ROOT/tests/integration/lib-iperf.sh"
+. "$ROOT/tests/integration/lib/net.sh"
+. "$ROOT/tests/integration/lib/iperf.sh"
 KERNEL=$ROOT/$BUILD/linux/vmlinux INITRD=$ROOT/$BUILD/linux/initrd-iperf.img
 [ -f "$KERNEL" ] && [ -f "$INITRD" ] || skip "Linux guest for iperf not built (make linux-iperf-guest)"
 command -v iperf3 >/dev/null || skip "iperf3 missing"

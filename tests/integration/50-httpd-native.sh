@@ -6,7 +6,7 @@
 # HTTPD_BIN names another build to check the same way (test 52: httpd-epoll).
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 
 httpd=${HTTPD_BIN:-$ROOT/$BUILD/host/httpd}
 [ -x "$httpd" ] || skip "$httpd not built"

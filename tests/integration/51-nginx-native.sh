@@ -13,7 +13,7 @@
 # there; nginx dies with nginx-run when that is killed.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 
 run=$ROOT/$BUILD/host/nginx-run
 [ -x "$run" ] || skip "$run not built"

@@ -13,7 +13,7 @@
 # status of init's or QEMU's own.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 . "$ROOT/bench/guests.sh"
 command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
 BENCH_BUILD=$ROOT/$BUILD guest_resolve linux-nginx || fail "guests.sh does not know linux-nginx"

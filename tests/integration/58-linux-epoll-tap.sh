@@ -8,7 +8,7 @@
 # status 0, reported by init for /bin/httpd-epoll.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 . "$ROOT/bench/guests.sh"
 command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
 BENCH_BUILD=$ROOT/$BUILD guest_resolve linux-epoll || fail "guests.sh does not know linux-epoll"

@@ -10,7 +10,7 @@
 # No QEMU.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 py=$(command -v /usr/bin/python3 || command -v python3) || skip "python3 missing"
 fx=$ROOT/tests/fixtures/bench
 tmp=$(mktemp -d)

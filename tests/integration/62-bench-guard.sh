@@ -11,7 +11,7 @@
 # too. Nothing here depends on speed.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 [ -x "$ROOT/$BUILD/host/httpd" ] || skip "$BUILD/host/httpd not built"
 py=$(command -v /usr/bin/python3 || command -v python3) || skip "python3 missing"
 command -v ab >/dev/null && command -v curl >/dev/null && command -v wrk >/dev/null || skip "ab, curl or wrk missing"

@@ -10,7 +10,7 @@
 # comparison across emulators, and the chart's ratios. No QEMU.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 py=$(command -v /usr/bin/python3 || command -v python3) || skip "python3 missing"
 fx=$ROOT/tests/fixtures/bench/columns
 tmp=$(mktemp -d)

@@ -11,7 +11,7 @@
 # by bench/counters.py into one delta. No QEMU; nothing depends on speed.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 py=$(command -v /usr/bin/python3 || command -v python3) || skip "python3 missing"
 tmp=$(mktemp -d)
 srv="" responder=""

@@ -7,7 +7,7 @@
 # app's and whose stderr holds no complaint of QEMU's (7.2's modules refuse
 # to load into 10 and would turn the exit status into QEMU's failure).
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/boot.sh"
 run=$ROOT/tools/qemu-run
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -9,7 +9,7 @@
 # malformed busy_poll= must end the guest with init's status 105 and a message.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 . "$ROOT/bench/guests.sh"
 kernel=$ROOT/$BUILD/linux/vmlinux initrd=$ROOT/$BUILD/linux/initrd.img
 [ -f "$kernel" ] && [ -f "$initrd" ] || skip "Linux guest not built (make linux-guest)"

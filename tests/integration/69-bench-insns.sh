@@ -15,7 +15,7 @@
 # below. No QEMU.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)}
-. "$ROOT/tests/integration/lib-net.sh"
+. "$ROOT/tests/integration/lib/net.sh"
 py=$(command -v /usr/bin/python3 || command -v python3) || skip "python3 missing"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

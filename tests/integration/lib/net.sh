@@ -1,4 +1,4 @@
-# lib-net.sh: shell helpers for the network integration tests (sourced).
+# lib/net.sh: shell helpers for the network integration tests (sourced).
 #
 # Offers (besides tools/netns.sh's netns_* functions):
 #   skip MSG                 print MSG, exit 77 (skipped)

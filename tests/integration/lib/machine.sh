@@ -1,5 +1,5 @@
-# lib-machine.sh: what the machine tests (08, 09) add to lib.sh. Source it
-# after lib.sh; then:
+# lib/machine.sh: what the machine tests (08, 09) add to lib/boot.sh. Source it
+# after lib/boot.sh; then:
 #
 #   serve IMAGE [qemu-run options...] [-- KERNEL-OPTIONS]
 #       boots an httpd image on the user back-end (extra QEMU arguments from

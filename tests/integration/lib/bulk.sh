@@ -1,9 +1,9 @@
-# lib-bulk.sh: the offload tests' one boot (sourced; tests 16-19).
+# lib/bulk.sh: the offload tests' one boot (sourced; tests 16-19).
 #
 #   bulk_boot BACKEND KERNEL-OPTIONS BYTES STREAMS
 #       boots tests/images/bulk on `tap` (a fresh namespace) or `user`
 #       (QEMU's user networking, its ports forwarded from 127.0.0.1), runs
-#       tests/integration/bulk.py against it (STREAMS streams of each kind,
+#       tests/integration/lib/bulk.py against it (STREAMS streams of each kind,
 #       BYTES bytes each way each: every byte checked), then ends it. Fails
 #       the test unless every transfer was exact and the guest stopped with
 #       status 0. Leaves the console (CRs removed) in $BULK_TMP/console.
@@ -13,7 +13,7 @@
 #       fail unless that number OP VALUE (-eq, -gt, ...)
 # Traffic goes only to 127.0.0.1 or into the namespace made here.
 
-. "${ROOT:-.}/tests/integration/lib-net.sh"
+. "${ROOT:-.}/tests/integration/lib/net.sh"
 
 BULK_TMP=$(mktemp -d)
 BULK_NS="" BULK_PID=""
@@ -44,7 +44,7 @@ bulk_boot() {
 	BULK_PID=$!
 	wait_console "$BULK_TMP/console" '^bulk: ready' 60 "$BULK_PID" || { cat "$BULK_TMP/console"; fail "bulk did not start"; }
 	local rc=0
-	"${NET_EXEC[@]}" python3 "$ROOT/tests/integration/bulk.py" "$host" "$ports" --bytes "$bytes" \
+	"${NET_EXEC[@]}" python3 "$ROOT/tests/integration/lib/bulk.py" "$host" "$ports" --bytes "$bytes" \
 		--streams "$streams" --timeout 150 --quit || rc=1
 	wait "$BULK_PID"
 	local qrc=$?

@@ -1,14 +1,14 @@
-# lib-iperf.sh: helpers for the iperf tests 45-49 (sourced, after lib-net.sh).
+# lib/iperf.sh: helpers for the iperf tests 45-49 (sourced, after lib/net.sh).
 #
 # Set before use:
 #   IPERF_ADDR, IPERF_PORT   where the server listens (as the client reaches it)
 #   IPERF_CONSOLE            the file the server's output goes to
-#   NET_EXEC                 (lib-net.sh) the client's prefix, e.g. a namespace
+#   NET_EXEC                 (lib/net.sh) the client's prefix, e.g. a namespace
 #   IPERF_PID                the process whose death means the server died
 # Offers:
 #   iperf_wait_listening SECS     until the console says "iperf: listening"
 #   iperf_transfer WHAT ARGS...   iperf3 -c ARGS --json (5 minutes at most),
-#                                 then tests/integration/iperf_check.py with
+#                                 then tests/integration/lib/iperf_check.py with
 #                                 the server's result line for that test; WHAT
 #                                 is check options (e.g. "--bytes 268435456
 #                                 --reverse"); fails the test on a miss and
@@ -28,7 +28,7 @@
 #   iperf_guest_stop              shutdown cookie, wait: IPERF_RC = qemu-run's status
 # Every check reads bytes iperf3 itself counted; nothing here measures speed.
 
-IPERF_CHECK=${ROOT:-.}/tests/integration/iperf_check.py
+IPERF_CHECK=${ROOT:-.}/tests/integration/lib/iperf_check.py
 IPERF_SHUTDOWN_COOKIE=----------shutdown-iperf------------
 
 # The console without carriage returns (the unikernel's console has them).

@@ -1,4 +1,4 @@
-# lib.sh: helpers for integration tests that boot an image and read what the
+# lib/boot.sh: helpers for integration tests that boot an image and read what the
 # serial console printed. Source it; then:
 #
 #   boot IMAGE [qemu-run options...] [-- APPEND]   sets OUT (console text, no CRs) and RC;

@@ -1,5 +1,5 @@
-# lib-slow.sh: slow-client attacks on httpd for tests 39 and 40 (sourced
-# after lib-net.sh).
+# lib/slow.sh: slow-client attacks on httpd for tests 39 and 40 (sourced
+# after lib/net.sh).
 #
 # Offers:
 #   SLOW_MODES               the three attacks, one word each (see slow_mode)
@@ -60,7 +60,7 @@ slow_attack() {
 	"${NET_EXEC[@]}" bash -c "ulimit -n 8192 && exec slowhttptest $SLOW_ARGS -u http://$host:$port$SLOW_PATH" \
 		>"$tmp/slow" 2>&1 &
 	local spid=$!
-	"${NET_EXEC[@]}" python3 "$ROOT/tests/integration/slowprobe.py" "$host" "$port" "$tmp/stop" 100 \
+	"${NET_EXEC[@]}" python3 "$ROOT/tests/integration/lib/slowprobe.py" "$host" "$port" "$tmp/stop" 100 \
 		>"$tmp/probe" 2>&1 &
 	local ppid=$!
 	# The attack is over when the server has ended its connections: the
