@@ -69,8 +69,7 @@ static uint64_t calibrate_tsc(void)
  * The BIOS leaves PIT channel 0 as an 18.2 Hz rate generator. Its interrupt
  * is masked here, but the emulated PIT still runs a host timer for every
  * edge of its output: under QEMU that woke the main loop 18 times a second
- * with the guest parked (measured: QEMU's main thread at 0.31% of a core
- * with nothing to do). Mode 0 with the longest count fires once, 55 ms
+ * with the guest parked, a host CPU cost for nothing. Mode 0 with the longest count fires once, 55 ms
  * from now, and then holds its output: no more edges, no more host timers.
  */
 static void stop_pit_channel0(void)

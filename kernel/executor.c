@@ -70,6 +70,19 @@ void executor_set_source(const struct wait_source *src)
 			relax == RELAX_PAUSE ? "pause" : "barrier", cpu_hypervisor_name(cpu_hypervisor()));
 }
 
+/* Set while the source polls: what it calls (lwIP and the socket layer's
+ * callbacks, with NO_SYS) must not wait, as a wait would poll the source
+ * again from inside itself. */
+static bool in_source_poll;
+
+static bool poll_source_now(void)
+{
+	in_source_poll = true;
+	bool progress = source->poll();
+	in_source_poll = false;
+	return progress;
+}
+
 /* Poll the source if it has work (or always, when poll-when-due is off). */
 static bool poll_source(void)
 {
@@ -77,7 +90,7 @@ static bool poll_source(void)
 		return false;
 	stats.wait_polls++;
 	uint64_t t0 = cpu_cycles();
-	bool progress = source->poll();
+	bool progress = poll_source_now();
 	stats_phase_add(PHASE_POLL, cpu_cycles() - t0);
 	if (!progress)
 		stats.wait_polls_idle++;
@@ -123,7 +136,7 @@ void executor_drain(void)
 			break;
 		}
 		stats.exit_drain_polls++;
-		source->poll();
+		poll_source_now();
 	}
 	draining = false;
 }
@@ -214,7 +227,7 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 		cpu_park(park_deadline(deadline_ns), source->wake);
 		if (IDEA_FAST_WAKE && *source->wake) {
 			stats.fast_wakes++;
-			source->poll();
+			poll_source_now();
 		}
 		source->disarm();
 	}
@@ -279,6 +292,7 @@ static int wait_backoff(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_n
 
 static int wait_until_ready(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns, bool intr)
 {
+	KASSERT(!in_source_poll); /* no wait from inside the network's poll */
 	stats.waits++;
 	int r = SW_SPIN_THEN_PARK ? wait_spin_then_park(ready, ctx, deadline_ns, intr)
 				  : wait_backoff(ready, ctx, deadline_ns, intr);

@@ -5,7 +5,7 @@
  * counters. The receive path is vnet_rx.c, the transmit path vnet_tx.c;
  * vnet_internal.h holds what they share.
  *
- * Offloads (issue 14), taken when the device offers them (tap does; user
+ * Offloads, taken when the device offers them (tap does; user
  * networking offers none) unless kernel option vnet_offload says otherwise:
  * CSUM (we leave TCP/UDP checksums partial), GUEST_CSUM (the device says a
  * received checksum is good, or was never computed), HOST_TSO4 (it cuts our
@@ -65,33 +65,21 @@ static void config_interrupt(void *arg)
 /* ---- notifications ------------------------------------------------------------ */
 
 /*
- * Lost notifications, and what is done about them (issue 12).
+ * Lost notifications, and what is done about them.
  *
- * Seen here under load with QEMU 7.2 (TCG, tap back-end): the transmit ring
- * stood still with frames published and the device's avail_event equal to
- * its own used index, although each publish had read the event index after
- * a full fence and found no notify due. The candidate cause: before 8.1,
- * QEMU's TCG emits no host barrier for a guest fence when the machine has a
- * single possible CPU (tcg_gen_mb emits one only under CF_PARALLEL, which is
- * set only when max_cpus > 1); fixed upstream by commit
- * c914d46d0a645e7c633292146f4e38c945d4f847, "tcg: Do not elide memory
- * barriers for !CF_PARALLEL in system mode", first in 8.1.0, not in Debian
- * 12's 7.2. The vCPU thread and QEMU's I/O thread (virtio-net's transmit
- * bottom half and its receive path) still run at once on two host cores, so
- * the "store my index, fence, load the other side's event index" handshake
- * can lose a notification either way (virtqueue.c says how, and what the
- * rings look like afterwards).
- *
- * Found (docs/known-issues.md; bench/experiments/notify.sh, on a quiet
- * host, bench/results/notify-20261201-123533): refuted as the cause of the
- * watchdog's kicks. Under QEMU 7.2 with -smp 1, 7.2 with -smp 1,maxcpus=2
- * (barriers emitted) and QEMU 10 (the fix), busy-polling build and default
- * build, every watchdog kick was "late" (the device had been notified of
- * what it waited for), and as many came where the barrier is emitted as
- * where it is not. The state a lost notification leaves was seen once per
- * boot in 5 of 8 QEMU 7.2 boots, maxcpus=2 included, and repaired at once.
- * Notifications really lost (vnet_drop_kicks) leave the state vq_kick_owed
- * looks for on QEMU 7.2's device and are all repaired at once (test 15).
+ * Before 8.1, QEMU's TCG emits no host barrier for a guest fence when the
+ * machine has a single possible CPU (tcg_gen_mb emits one only under
+ * CF_PARALLEL, set only when max_cpus > 1; upstream commit
+ * c914d46d0a645e7c633292146f4e38c945d4f847 fixed it, in 8.1.0, not in
+ * Debian 12's 7.2). The vCPU thread and QEMU's I/O thread (virtio-net's
+ * transmit bottom half and its receive path) still run at once on two host
+ * cores, so the "store my index, fence, load the other side's event index"
+ * handshake can lose a notification either way (virtqueue.c says how, and
+ * what the rings look like afterwards). Whether it is what makes the
+ * transmit watchdog kick under load was measured, and it is not (the
+ * kicks are late, not lost: docs/known-issues.md); a notification really
+ * lost (vnet_drop_kicks) leaves the state vq_kick_owed looks for, and is
+ * repaired at once (test 15).
  *
  * What the driver does about it, on both rings:
  * - A notification the device's state shows it is owed (vq_kick_owed) is

@@ -244,6 +244,7 @@ int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie, const struct vne
 	vq_add(&nic.tx.vq, b, nseg + 1, 0, cookie);
 	nic.st.tx_frames++;
 	nic.st.tx_bytes += total;
+	KASSERT(nic.tx_batching || !nic.tx_unpublished); /* frames wait only inside a batch */
 	if (nic.tx_batching) {
 		nic.tx_unpublished = true; /* published, with one notify decision, when the batch ends */
 		nic.st.tx_batched_frames++;
@@ -274,18 +275,15 @@ static void publish(void)
  * Nothing added outside a bracket waits: a SYN from connect(), a datagram,
  * are published at once.
  *
- * Which brackets batch (kernel option vnet_tx_batch):
+ * Which brackets batch (kernel option vnet_tx_batch; what each mode cost
+ * and saved is in docs/design/virtio-net.md):
  *   0  none: every frame is published as it is added.
- *   1  all: measured on a quiet host (bench/results/txbatch-*), it cut the
- *      notifies at ab -c 64 from 1.0 to 0.29 per request and gained 8-27% at
- *      k8, k64, c16 and c64, but lost 15-19% at k1 and c1, where a poll has
- *      one frame to answer and nothing to share a notify with.
+ *   1  all: every bracket holds its frames; a poll with one frame to
+ *      answer then waits for the bracket's end to publish it, a cost a lone
+ *      request pays for nothing.
  *   2  bursts: only a poll that begins with two or more frames
  *      waiting on the device, or two or more sockets listed for egress, holds
  *      its frames; a lone request's reply leaves as it is made, as with 0.
- *      The fixes batch of 2026-12-01 showed the busy-polling naive builds
- *      ahead of `all` at c16 and c64 by sending fewer notifies (0.5-0.9 per
- *      request against 1.2): the requests/s there follow the notifies.
  *   3  hold (the default): as 2, and a publish made while received frames
  *      wait holds its notify decision (see "Holding a notify" above).
  */
@@ -304,7 +302,7 @@ void vnet_tx_batch_end(void)
 		return;
 	KASSERT(nic.tx_batch_depth == 0);
 	nic.tx_batching = false;
-	if (nic.tx_unpublished) { /* set only while batching */
+	if (nic.tx_unpublished) { /* set only while batching (vnet_tx) */
 		nic.st.tx_batches++;
 		publish();
 	}
