@@ -51,13 +51,17 @@ static inline void wr(uint32_t reg, uint32_t v)
  * Under KVM a write to the EOI register is an exit. With KVM's paravirtual
  * EOI (CPUID 0x40000001 feature 6), KVM sets bit 0 of a word we register
  * when it injects an interrupt whose end it can see to itself; the handler
- * then clears the word instead of writing the register, and KVM completes
+ * then clears the bit instead of writing the register, and KVM completes
  * the EOI at its next exit. KVM touches the word only while this vCPU is
- * out of the guest, so a plain load and store do.
+ * out of the guest, but that can be between any two of our instructions:
+ * at an exit that finds the bit still set KVM clears it itself and expects
+ * the register write after all. So the test and the clear must be one
+ * instruction (BTR): a load, then a store, with an exit between them, would
+ * skip the write KVM now waits for, leave the vector in service, and block
+ * every interrupt of its priority and below for good.
  */
 #define MSR_KVM_PV_EOI_EN  0x4b564d04
 #define KVM_FEATURE_PV_EOI 6
-#define PV_EOI_PENDING     1u
 
 static volatile uint32_t pv_eoi_word __attribute__((aligned(4)));
 static bool pv_eoi_on;
@@ -65,10 +69,17 @@ static bool pv_eoi_on;
 uint32_t lapic_id(void) { return x2apic ? rd(REG_ID) : rd(REG_ID) >> 24; }
 uint64_t lapic_timer_hz(void) { return timer_hz; }
 
+/* Clears the paravirtual EOI bit; true when it was set. One instruction. */
+static inline bool pv_eoi_take(void)
+{
+	bool was_set;
+	__asm__ volatile("btrl $0, %0" : "+m"(pv_eoi_word), "=@ccc"(was_set) : : "memory");
+	return was_set;
+}
+
 void lapic_eoi(void)
 {
-	if (pv_eoi_on && (pv_eoi_word & PV_EOI_PENDING)) {
-		pv_eoi_word = 0;
+	if (pv_eoi_on && pv_eoi_take()) {
 		stats.eoi_paravirtual++;
 		return;
 	}
