@@ -20,9 +20,6 @@
 #include "kernel/kernel.h"
 #include "vnet_internal.h"
 
-/* The one device, by the name the code has always used. */
-#define nic vnet_dev
-
 #define VIRTIO_VENDOR        0x1af4
 #define VIRTIO_DEV_NET       0x1041 /* 0x1040 + device type 1 */
 #define VIRTIO_NET_S_LINK_UP 1
@@ -44,21 +41,21 @@ volatile bool vnet_wake;
 static void rx_interrupt(void *arg)
 {
 	(void)arg;
-	nic.st.rx_interrupts++;
+	vnet_dev.st.rx_interrupts++;
 	vnet_wake = true;
 }
 
 static void tx_interrupt(void *arg)
 {
 	(void)arg;
-	nic.st.tx_interrupts++;
+	vnet_dev.st.tx_interrupts++;
 	vnet_wake = true;
 }
 
 static void config_interrupt(void *arg)
 {
 	(void)arg;
-	nic.st.config_interrupts++;
+	vnet_dev.st.config_interrupts++;
 	vnet_wake = true;
 }
 
@@ -123,12 +120,12 @@ bool vnet_kick(struct virtqueue *vq)
 	bool due = vq_kick_prepare(vq);
 	trace_mark(TP_PUBLISH); /* an answer's frame is published (the sample waits for no rx kick) */
 	if (!due) {
-		nic.st.kicks_suppressed++;
+		vnet_dev.st.kicks_suppressed++;
 		return false;
 	}
-	if (nic.drop_kicks && ++nic.kicks_decided % nic.drop_kicks == 0) {
+	if (vnet_dev.drop_kicks && ++vnet_dev.kicks_decided % vnet_dev.drop_kicks == 0) {
 		vq_kick_dropped(vq, notified_before);
-		nic.st.kicks_dropped++;
+		vnet_dev.st.kicks_dropped++;
 		return false;
 	}
 	virtio_pci_notify(vq);
@@ -137,7 +134,7 @@ bool vnet_kick(struct virtqueue *vq)
 
 void vnet_repair(struct virtqueue *vq, uint64_t *repaired)
 {
-	if (nic.repair && vq_kick_repair(vq)) {
+	if (vnet_dev.repair && vq_kick_repair(vq)) {
 		virtio_pci_notify(vq);
 		(*repaired)++;
 	}
@@ -145,47 +142,47 @@ void vnet_repair(struct virtqueue *vq, uint64_t *repaired)
 
 bool vnet_rx_irq_enable(bool on)
 {
-	struct virtqueue *vq = &nic.rx.vq;
-	if (!nic.present)
+	struct virtqueue *vq = &vnet_dev.rx.vq;
+	if (!vnet_dev.present)
 		return false;
 	if (!on) {
-		if (nic.rx_armed && nic.st.rx_interrupts == nic.rx_irqs_at_arm && vq_has_used(vq) &&
-		    clock_ns() - nic.rx_armed_at >= LOST_IRQ_NS)
-			nic.st.rx_lost_interrupts++;
-		nic.rx_armed = false;
+		if (vnet_dev.rx_armed && vnet_dev.st.rx_interrupts == vnet_dev.rx_irqs_at_arm && vq_has_used(vq) &&
+		    clock_ns() - vnet_dev.rx_armed_at >= LOST_IRQ_NS)
+			vnet_dev.st.rx_lost_interrupts++;
+		vnet_dev.rx_armed = false;
 		vq_disable_cb(vq);
 		return false;
 	}
 	vnet_tx_hold_park(); /* the CPU may park next: no notify decision waits */
-	nic.rx_irqs_at_arm = nic.st.rx_interrupts;
-	nic.rx_armed_at = clock_ns();
+	vnet_dev.rx_irqs_at_arm = vnet_dev.st.rx_interrupts;
+	vnet_dev.rx_armed_at = clock_ns();
 	bool arrived = vq_enable_cb(vq);
-	if (nic.repair) {
-		if (!arrived && nic.barrier_read) {
-			virtio_pci_barrier(&nic.vp); /* used_event out before the last look */
-			nic.st.rx_barrier_reads++;
+	if (vnet_dev.repair) {
+		if (!arrived && vnet_dev.barrier_read) {
+			virtio_pci_barrier(&vnet_dev.vp); /* used_event out before the last look */
+			vnet_dev.st.rx_barrier_reads++;
 			arrived = vq_has_used(vq);
 		}
 		/* The CPU may park next: nothing owed may be left behind. */
-		vnet_repair(vq, &nic.st.rx_kicks_repaired);
-		vnet_repair(&nic.tx.vq, &nic.st.tx_kicks_repaired);
+		vnet_repair(vq, &vnet_dev.st.rx_kicks_repaired);
+		vnet_repair(&vnet_dev.tx.vq, &vnet_dev.st.tx_kicks_repaired);
 	}
-	nic.rx_armed = !arrived;
+	vnet_dev.rx_armed = !arrived;
 	return arrived;
 }
 
 uint64_t vnet_next_deadline_ns(void)
 {
-	if (!nic.present || !vnet_tx_outstanding())
+	if (!vnet_dev.present || !vnet_tx_outstanding())
 		return UINT64_MAX;
 	return vnet_tx_watch(clock_ns());
 }
 
 bool vnet_service_due(void)
 {
-	if (!nic.present)
+	if (!vnet_dev.present)
 		return false;
-	if (nic.repair && (vq_kick_owed(&nic.rx.vq) || vq_kick_owed(&nic.tx.vq)))
+	if (vnet_dev.repair && (vq_kick_owed(&vnet_dev.rx.vq) || vq_kick_owed(&vnet_dev.tx.vq)))
 		return true;
 	if (vnet_tx_held()) /* a notify decision waits for a poll */
 		return true;
@@ -230,7 +227,7 @@ static unsigned offloads_of(uint64_t f)
 	       (f & bit(VIRTIO_NET_F_GUEST_TSO4) ? VNET_OFF_RX_TSO4 : 0);
 }
 
-unsigned vnet_offloads(void) { return nic.present ? nic.offloads : 0; }
+unsigned vnet_offloads(void) { return vnet_dev.present ? vnet_dev.offloads : 0; }
 
 /* A kernel option's number: 0 (off) unless 1..1000000. */
 static unsigned one_in(const char *key)
@@ -243,26 +240,26 @@ static unsigned one_in(const char *key)
 
 static int queue_setup(struct queue_state *q, uint16_t index, uint16_t msix)
 {
-	uint16_t size = virtio_pci_queue_size(&nic.vp, index);
+	uint16_t size = virtio_pci_queue_size(&vnet_dev.vp, index);
 	if (size == 0) {
-		virtio_pci_fail(&nic.vp, "a required queue is missing");
+		virtio_pci_fail(&vnet_dev.vp, "a required queue is missing");
 		return -1;
 	}
 	if (size > MAX_QUEUE)
 		size = MAX_QUEUE;
 	if (size & (size - 1)) {
-		virtio_pci_fail(&nic.vp, "queue size is not a power of two");
+		virtio_pci_fail(&vnet_dev.vp, "queue size is not a power of two");
 		return -1;
 	}
 	void *ring = page_alloc(vq_ring_bytes(size) / PAGE_SIZE);
 	if (!ring) {
-		virtio_pci_fail(&nic.vp, "no memory for the rings");
+		virtio_pci_fail(&vnet_dev.vp, "no memory for the rings");
 		return -1;
 	}
-	bool event_idx = nic.vp.features & bit(VIRTIO_F_RING_EVENT_IDX);
+	bool event_idx = vnet_dev.vp.features & bit(VIRTIO_F_RING_EVENT_IDX);
 	vq_init(&q->vq, index, size, event_idx, ring, q->cookie, q->chain_len, q->chain_in);
 	q->vq.waits_when_done = index == TXQ; /* see virtqueue.c, "lost notifications" */
-	return virtio_pci_queue_enable(&nic.vp, &q->vq, msix);
+	return virtio_pci_queue_enable(&vnet_dev.vp, &q->vq, msix);
 }
 
 static int bind_vector(struct pci_dev *pci, int entry, irq_handler_t fn)
@@ -275,21 +272,21 @@ static int bind_vector(struct pci_dev *pci, int entry, irq_handler_t fn)
 	return 0;
 }
 
-bool vnet_present(void) { return nic.present; }
+bool vnet_present(void) { return vnet_dev.present; }
 
 void vnet_mac(uint8_t mac[6])
 {
 	for (int i = 0; i < 6; i++)
-		mac[i] = nic.mac[i];
+		mac[i] = vnet_dev.mac[i];
 }
 
 bool vnet_link_up(void)
 {
-	if (!nic.present)
+	if (!vnet_dev.present)
 		return false;
-	if (!(nic.vp.features & bit(VIRTIO_NET_F_STATUS)))
+	if (!(vnet_dev.vp.features & bit(VIRTIO_NET_F_STATUS)))
 		return true; /* no status field: the link is always up */
-	return *(volatile uint16_t *)(nic.vp.device_cfg + 6) & VIRTIO_NET_S_LINK_UP;
+	return *(volatile uint16_t *)(vnet_dev.vp.device_cfg + 6) & VIRTIO_NET_S_LINK_UP;
 }
 
 /* Whether the last look before a park is ordered by a device read (see
@@ -313,80 +310,80 @@ static bool choose_barrier(void)
 
 int vnet_init(void)
 {
-	if (nic.present)
+	if (vnet_dev.present)
 		return 0;
 	struct pci_dev *pci = pci_find(VIRTIO_VENDOR, VIRTIO_DEV_NET, 0);
 	if (!pci) {
 		kprintf("virtio-net: no modern virtio-net device (QEMU: -device virtio-net-pci,disable-legacy=on)\n");
 		return -ENODEV;
 	}
-	if (virtio_pci_probe(&nic.vp, pci) < 0)
+	if (virtio_pci_probe(&vnet_dev.vp, pci) < 0)
 		return -ENODEV;
-	nic.repair = kernel_option_long("vnet_repair", 1) != 0;
-	nic.barrier_read = choose_barrier();
-	nic.tx_watchdog_ns = (uint64_t)kernel_option_long("vnet_tx_watchdog_us",
+	vnet_dev.repair = kernel_option_long("vnet_repair", 1) != 0;
+	vnet_dev.barrier_read = choose_barrier();
+	vnet_dev.tx_watchdog_ns = (uint64_t)kernel_option_long("vnet_tx_watchdog_us",
 		(cpu_hypervisor() == HYPERVISOR_TCG ? TX_WATCHDOG_TCG_NS : TX_WATCHDOG_NS) / 1000) * 1000;
-	if (nic.tx_watchdog_ns == 0)
-		nic.tx_watchdog_ns = TX_WATCHDOG_TCG_NS; /* a watchdog of 0 would notify at every poll */
-	nic.tx_batch = (int)kernel_option_long("vnet_tx_batch", VNET_TX_BATCH_HOLD); /* see vnet_tx.c */
-	if (nic.tx_batch < VNET_TX_BATCH_NONE || nic.tx_batch > VNET_TX_BATCH_HOLD) {
-		kprintf("virtio-net: vnet_tx_batch=%d is not 0, 1, 2 or 3; using 3 (hold)\n", nic.tx_batch);
-		nic.tx_batch = VNET_TX_BATCH_HOLD;
+	if (vnet_dev.tx_watchdog_ns == 0)
+		vnet_dev.tx_watchdog_ns = TX_WATCHDOG_TCG_NS; /* a watchdog of 0 would notify at every poll */
+	vnet_dev.tx_batch = (int)kernel_option_long("vnet_tx_batch", VNET_TX_BATCH_HOLD); /* see vnet_tx.c */
+	if (vnet_dev.tx_batch < VNET_TX_BATCH_NONE || vnet_dev.tx_batch > VNET_TX_BATCH_HOLD) {
+		kprintf("virtio-net: vnet_tx_batch=%d is not 0, 1, 2 or 3; using 3 (hold)\n", vnet_dev.tx_batch);
+		vnet_dev.tx_batch = VNET_TX_BATCH_HOLD;
 	}
-	nic.drop_kicks = one_in("vnet_drop_kicks");
-	nic.drop_rx = one_in("vnet_drop_rx");
-	nic.drop_tx = one_in("vnet_drop_tx");
+	vnet_dev.drop_kicks = one_in("vnet_drop_kicks");
+	vnet_dev.drop_rx = one_in("vnet_drop_rx");
+	vnet_dev.drop_tx = one_in("vnet_drop_tx");
 	if (pci->msix_size < 3 || pci_msix_enable(pci) < 0) {
-		virtio_pci_fail(&nic.vp, "needs MSI-X with 3 vectors");
+		virtio_pci_fail(&vnet_dev.vp, "needs MSI-X with 3 vectors");
 		return -EIO;
 	}
-	if (virtio_pci_negotiate(&nic.vp, choose_features, bit(VIRTIO_F_VERSION_1)) < 0)
+	if (virtio_pci_negotiate(&vnet_dev.vp, choose_features, bit(VIRTIO_F_VERSION_1)) < 0)
 		return -EIO;
-	nic.offloads = offloads_of(nic.vp.features);
-	nic.merged = nic.vp.features & bit(VIRTIO_NET_F_MRG_RXBUF);
-	if (queue_setup(&nic.rx, RXQ, MSIX_RX) < 0 || queue_setup(&nic.tx, TXQ, MSIX_TX) < 0)
+	vnet_dev.offloads = offloads_of(vnet_dev.vp.features);
+	vnet_dev.merged = vnet_dev.vp.features & bit(VIRTIO_NET_F_MRG_RXBUF);
+	if (queue_setup(&vnet_dev.rx, RXQ, MSIX_RX) < 0 || queue_setup(&vnet_dev.tx, TXQ, MSIX_TX) < 0)
 		return -EIO;
-	if (virtio_pci_config_vector(&nic.vp, MSIX_CONFIG) < 0 ||
+	if (virtio_pci_config_vector(&vnet_dev.vp, MSIX_CONFIG) < 0 ||
 	    bind_vector(pci, MSIX_CONFIG, config_interrupt) < 0 ||
 	    bind_vector(pci, MSIX_RX, rx_interrupt) < 0 || bind_vector(pci, MSIX_TX, tx_interrupt) < 0) {
-		virtio_pci_fail(&nic.vp, "cannot bind MSI-X vectors");
+		virtio_pci_fail(&vnet_dev.vp, "cannot bind MSI-X vectors");
 		return -EIO;
 	}
-	nic.rx_bufs = page_alloc((size_t)nic.rx.vq.size * RX_BUF_SIZE / PAGE_SIZE);
-	if (!nic.rx_bufs) {
-		virtio_pci_fail(&nic.vp, "no memory for receive buffers");
+	vnet_dev.rx_bufs = page_alloc((size_t)vnet_dev.rx.vq.size * RX_BUF_SIZE / PAGE_SIZE);
+	if (!vnet_dev.rx_bufs) {
+		virtio_pci_fail(&vnet_dev.vp, "no memory for receive buffers");
 		return -ENOMEM;
 	}
-	if (nic.vp.features & bit(VIRTIO_NET_F_MAC)) {
+	if (vnet_dev.vp.features & bit(VIRTIO_NET_F_MAC)) {
 		for (int i = 0; i < 6; i++)
-			nic.mac[i] = nic.vp.device_cfg[i];
+			vnet_dev.mac[i] = vnet_dev.vp.device_cfg[i];
 	} else {
 		/* A locally administered address from the TSC. */
 		uint64_t r = clock_ns() ^ 0x5a5a5a5a5a5aULL;
 		for (int i = 0; i < 6; i++)
-			nic.mac[i] = (uint8_t)(r >> (8 * i));
-		nic.mac[0] = (uint8_t)((nic.mac[0] & 0xfe) | 0x02);
+			vnet_dev.mac[i] = (uint8_t)(r >> (8 * i));
+		vnet_dev.mac[0] = (uint8_t)((vnet_dev.mac[0] & 0xfe) | 0x02);
 	}
 	/* Transmissions are reclaimed by polling: their interrupt stays off.
 	 * Receive interrupts are off until a waiter turns them on to park. */
-	vq_disable_cb(&nic.tx.vq);
-	vq_disable_cb(&nic.rx.vq);
-	virtio_pci_driver_ok(&nic.vp);
-	nic.present = true;
+	vq_disable_cb(&vnet_dev.tx.vq);
+	vq_disable_cb(&vnet_dev.rx.vq);
+	virtio_pci_driver_ok(&vnet_dev.vp);
+	vnet_dev.present = true;
 	vnet_rx_fill();
 	return 0;
 }
 
 /* ---- counters ---------------------------------------------------------------- */
 
-void vnet_get_stats(struct vnet_stats *st) { *st = nic.st; }
+void vnet_get_stats(struct vnet_stats *st) { *st = vnet_dev.st; }
 
-static const char *on_off(unsigned offload) { return nic.offloads & offload ? "on" : "off"; }
+static const char *on_off(unsigned offload) { return vnet_dev.offloads & offload ? "on" : "off"; }
 
 void vnet_stats_print(void)
 {
-	const struct vnet_stats *s = &nic.st;
-	if (!nic.present)
+	const struct vnet_stats *s = &vnet_dev.st;
+	if (!vnet_dev.present)
 		return;
 	kprintf("virtio-net: rx %lu frames %lu bytes, tx %lu frames %lu bytes; drops: bad used %lu/%lu, "
 		"runt %lu, merged %lu, bad header %lu, too long %lu, ring full %lu, too many segs %lu, "
@@ -396,7 +393,7 @@ void vnet_stats_print(void)
 		s->rx_drop_runt, s->rx_drop_merged, s->rx_drop_bad_header, s->rx_drop_too_long, s->tx_ring_full,
 		s->tx_too_many_segs, s->tx_bad_len, s->tx_bad_offload, s->rx_drop_injected, s->tx_drop_injected,
 		s->rx_kicks, s->tx_kicks, s->kicks_suppressed, s->rx_interrupts, s->tx_interrupts,
-		s->config_interrupts, nic.vp.features);
+		s->config_interrupts, vnet_dev.vp.features);
 	kprintf("virtio-net: offloads tx-csum %s rx-csum %s tx-tso4 %s rx-tso4 %s; rx multi-buffer %lu, "
 		"gso %lu, csum valid %lu, csum partial %lu; tx csum %lu, gso %lu (segments %lu)\n",
 		on_off(VNET_OFF_TX_CSUM), on_off(VNET_OFF_RX_CSUM), on_off(VNET_OFF_TX_TSO4),
@@ -406,17 +403,17 @@ void vnet_stats_print(void)
 		"tx watchdog kicks %lu (lost %lu, late %lu); rx lost interrupts %lu; kicks dropped %lu; repair %s; "
 		"barrier %s (reads %lu)\n",
 		s->rx_kicks_repaired, s->tx_kicks_repaired, s->tx_watchdog_kicks, s->tx_watchdog_lost,
-		s->tx_watchdog_late, s->rx_lost_interrupts, s->kicks_dropped, nic.repair ? "on" : "off",
-		nic.barrier_read ? "read" : "fence", s->rx_barrier_reads);
+		s->tx_watchdog_late, s->rx_lost_interrupts, s->kicks_dropped, vnet_dev.repair ? "on" : "off",
+		vnet_dev.barrier_read ? "read" : "fence", s->rx_barrier_reads);
 	static const char *const batch_mode[] = { "none", "all", "bursts", "hold" };
 	kprintf("virtio-net: tx batches %lu (held %lu frames); batching %s\n", s->tx_batches,
-		s->tx_batched_frames, batch_mode[nic.tx_batch]);
+		s->tx_batched_frames, batch_mode[vnet_dev.tx_batch]);
 	kprintf("virtio-net: tx notify holds %lu (publishes %lu, decided for a park %lu)\n", s->tx_holds,
 		s->tx_held_publishes, s->tx_holds_parked);
 	/* Where each ring stands: the driver's published and consumed indexes,
 	 * the device's, and the event indexes each side asked for. */
 	for (int q = 0; q < 2; q++) {
-		struct virtqueue *vq = q ? &nic.tx.vq : &nic.rx.vq;
+		struct virtqueue *vq = q ? &vnet_dev.tx.vq : &vnet_dev.rx.vq;
 		kprintf("virtio-net: %s ring: avail %u (kicked %u notified %u) used %u (read %u) free %u; "
 			"avail_event %u used_event %u\n",
 			q ? "tx" : "rx", vq->avail->idx, vq->kicked_avail_idx, vq->notified_avail_idx,

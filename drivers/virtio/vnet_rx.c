@@ -20,9 +20,6 @@
 #include "kernel/kernel.h"
 #include "vnet_internal.h"
 
-/* The one device, by the name the code has always used. */
-#define nic vnet_dev
-
 /* Ethernet type IPv4; IP protocols. */
 #define ETHERTYPE_IPV4 0x0800
 #define PROTO_TCP 6
@@ -39,40 +36,40 @@ struct rx_gather {
 	size_t len;                         /* frame bytes so far */
 };
 
-static uint8_t *rx_buf(uintptr_t slot) { return nic.rx_bufs + slot * RX_BUF_SIZE; }
+static uint8_t *rx_buf(uintptr_t slot) { return vnet_dev.rx_bufs + slot * RX_BUF_SIZE; }
 
 /* Offer buffer `slot` to the device again (published at the next kick). */
 static void rx_post(uintptr_t slot)
 {
 	struct vq_buf b = { (uint64_t)rx_buf(slot), RX_BUF_SIZE };
 	/* The cookie is slot + 1: a NULL cookie means "not in flight". */
-	int r = vq_add(&nic.rx.vq, &b, 0, 1, (void *)(slot + 1));
+	int r = vq_add(&vnet_dev.rx.vq, &b, 0, 1, (void *)(slot + 1));
 	KASSERT(r == 0);
 	(void)r;
-	nic.st.rx_refills++;
+	vnet_dev.st.rx_refills++;
 }
 
 static void rx_kick(void)
 {
-	if (vnet_kick(&nic.rx.vq))
-		nic.st.rx_kicks++;
+	if (vnet_kick(&vnet_dev.rx.vq))
+		vnet_dev.st.rx_kicks++;
 }
 
 void vnet_rx_fill(void)
 {
-	for (uintptr_t slot = 0; slot < nic.rx.vq.size; slot++)
+	for (uintptr_t slot = 0; slot < vnet_dev.rx.vq.size; slot++)
 		rx_post(slot);
 	rx_kick();
 }
 
 bool vnet_rx_pending(void)
 {
-	return nic.present && vq_has_used(&nic.rx.vq);
+	return vnet_dev.present && vq_has_used(&vnet_dev.rx.vq);
 }
 
 bool vnet_rx_burst(void)
 {
-	return nic.present && vq_used_waiting(&nic.rx.vq) >= 2;
+	return vnet_dev.present && vq_used_waiting(&vnet_dev.rx.vq) >= 2;
 }
 
 static unsigned be16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
@@ -115,13 +112,13 @@ static uint64_t *check_header(const struct virtio_net_hdr *h, struct vnet_frame 
 	fr->csum_ok = false;
 	fr->gso_size = 0;
 	if (fr->len > RX_FRAME_MAX)
-		return &nic.st.rx_drop_too_long;
+		return &vnet_dev.st.rx_drop_too_long;
 	uint8_t known = VNET_HDR_F_NEEDS_CSUM | VNET_HDR_F_DATA_VALID;
-	if ((h->flags & ~known) || (h->flags && !(nic.offloads & VNET_OFF_RX_CSUM)))
-		return &nic.st.rx_drop_bad_header;
+	if ((h->flags & ~known) || (h->flags && !(vnet_dev.offloads & VNET_OFF_RX_CSUM)))
+		return &vnet_dev.st.rx_drop_bad_header;
 	if (h->gso_type != VNET_HDR_GSO_NONE &&
-	    (h->gso_type != VNET_HDR_GSO_TCPV4 || !(nic.offloads & VNET_OFF_RX_TSO4)))
-		return &nic.st.rx_drop_bad_header;
+	    (h->gso_type != VNET_HDR_GSO_TCPV4 || !(vnet_dev.offloads & VNET_OFF_RX_TSO4)))
+		return &vnet_dev.st.rx_drop_bad_header;
 	if (!h->flags && h->gso_type == VNET_HDR_GSO_NONE)
 		return NULL; /* an ordinary frame: the stack checks everything */
 	struct l4_at at;
@@ -129,11 +126,11 @@ static uint64_t *check_header(const struct virtio_net_hdr *h, struct vnet_frame 
 	if (h->flags & VNET_HDR_F_NEEDS_CSUM) {
 		uint16_t field = l4 && at.proto == PROTO_TCP ? 16 : 6;
 		if (!l4 || h->csum_start != at.start || h->csum_offset != field)
-			return &nic.st.rx_drop_bad_header;
+			return &vnet_dev.st.rx_drop_bad_header;
 	}
 	if (h->gso_type == VNET_HDR_GSO_TCPV4) {
 		if (!l4 || at.proto != PROTO_TCP || h->gso_size == 0 || h->hdr_len > fr->len)
-			return &nic.st.rx_drop_bad_header;
+			return &vnet_dev.st.rx_drop_bad_header;
 		fr->gso_size = h->gso_size;
 	}
 	/* DATA_VALID on anything else (ARP, a fragment) vouches for nothing. */
@@ -150,19 +147,19 @@ static int finish(const struct virtio_net_hdr *h, struct vnet_frame *fr, vnet_de
 		(*drop)++;
 		return 0;
 	}
-	if (nic.drop_rx && ++nic.rx_counted % nic.drop_rx == 0) {
-		nic.st.rx_drop_injected++;
+	if (vnet_dev.drop_rx && ++vnet_dev.rx_counted % vnet_dev.drop_rx == 0) {
+		vnet_dev.st.rx_drop_injected++;
 		return 0;
 	}
 	deliver(ctx, fr);
-	nic.st.rx_frames++;
-	nic.st.rx_bytes += fr->len;
-	nic.st.rx_multi_buffer += fr->npieces > 1;
-	nic.st.rx_gso += fr->gso_size != 0;
+	vnet_dev.st.rx_frames++;
+	vnet_dev.st.rx_bytes += fr->len;
+	vnet_dev.st.rx_multi_buffer += fr->npieces > 1;
+	vnet_dev.st.rx_gso += fr->gso_size != 0;
 	if (fr->csum_ok && (h->flags & VNET_HDR_F_NEEDS_CSUM))
-		nic.st.rx_csum_partial++;
+		vnet_dev.st.rx_csum_partial++;
 	else if (fr->csum_ok)
-		nic.st.rx_csum_valid++;
+		vnet_dev.st.rx_csum_valid++;
 	return 1;
 }
 
@@ -172,7 +169,7 @@ static int finish_gather(struct rx_gather *g, vnet_deliver_fn deliver, void *ctx
 {
 	int delivered = 0;
 	if (g->have < g->need) {
-		nic.st.rx_drop_merged++; /* the device returned fewer buffers than it said */
+		vnet_dev.st.rx_drop_merged++; /* the device returned fewer buffers than it said */
 	} else if (!g->bad) {
 		struct vnet_frame fr = { .piece = g->piece, .npieces = g->have, .len = g->len };
 		const struct virtio_net_hdr *h = (const void *)rx_buf(g->slot[0]);
@@ -204,16 +201,16 @@ static int take_buffer(struct rx_gather *g, unsigned *skip, uintptr_t slot, uint
 		return finish_gather(g, deliver, ctx, reposted);
 	}
 	int delivered = 0;
-	uint16_t nbufs = nic.merged ? h->num_buffers : 1;
-	uint16_t most = nic.rx.vq.size < RX_MAX_BUFS ? nic.rx.vq.size : RX_MAX_BUFS;
+	uint16_t nbufs = vnet_dev.merged ? h->num_buffers : 1;
+	uint16_t most = vnet_dev.rx.vq.size < RX_MAX_BUFS ? vnet_dev.rx.vq.size : RX_MAX_BUFS;
 	if (*skip) {
 		(*skip)--;
 	} else if (len == VQ_BAD_LEN) {
 		/* counted by the virtqueue (bad_used) */
 	} else if (len < sizeof *h + ETH_HLEN) {
-		nic.st.rx_drop_runt++;
+		vnet_dev.st.rx_drop_runt++;
 	} else if (nbufs == 0 || nbufs > most) {
-		nic.st.rx_drop_merged++;
+		vnet_dev.st.rx_drop_merged++;
 		*skip = nbufs > 1 ? nbufs - 1u : 0; /* what of them the device returned with it */
 	} else if (nbufs > 1) {
 		*g = (struct rx_gather){ .need = nbufs, .have = 1, .slot = { slot },
@@ -237,19 +234,19 @@ int vnet_rx(vnet_deliver_fn deliver, void *ctx, int budget)
 	unsigned skip = 0;
 	void *cookie;
 	uint32_t len;
-	if (!nic.present)
+	if (!vnet_dev.present)
 		return 0;
 	/* The last refill's decision was taken long enough ago that the
 	 * device's answer to it is visible now. */
-	vnet_repair(&nic.rx.vq, &nic.st.rx_kicks_repaired);
+	vnet_repair(&vnet_dev.rx.vq, &vnet_dev.st.rx_kicks_repaired);
 	/* The budget counts whole frames: one under way is finished. */
-	while ((delivered < budget || gather.need || skip) && vq_get_used(&nic.rx.vq, &cookie, &len))
+	while ((delivered < budget || gather.need || skip) && vq_get_used(&vnet_dev.rx.vq, &cookie, &len))
 		delivered += take_buffer(&gather, &skip, (uintptr_t)cookie - 1, len, deliver, ctx, &reposted);
 	if (gather.need)
 		delivered += finish_gather(&gather, deliver, ctx, &reposted); /* dropped: buffers missing */
 	/* Entries the virtqueue rejected: bad ids (which never reach us) and
 	 * lengths beyond their buffers (which reach us as VQ_BAD_LEN). */
-	nic.st.rx_drop_bad_used = nic.rx.vq.bad_used;
+	vnet_dev.st.rx_drop_bad_used = vnet_dev.rx.vq.bad_used;
 	if (reposted)
 		rx_kick();
 	return delivered;

@@ -14,24 +14,21 @@
 #include "kernel/kernel.h"
 #include "vnet_internal.h"
 
-/* The one device, by the name the code has always used. */
-#define nic vnet_dev
-
 static const struct virtio_net_hdr tx_zero_header; /* frames without offloads */
 static struct virtio_net_hdr tx_hdr[MAX_QUEUE];     /* per head descriptor: frames with */
 
-void vnet_set_tx_done(vnet_tx_done_fn done) { nic.tx_done = done; }
+void vnet_set_tx_done(vnet_tx_done_fn done) { vnet_dev.tx_done = done; }
 
 bool vnet_tx_outstanding(void)
 {
-	struct virtqueue *vq = &nic.tx.vq;
+	struct virtqueue *vq = &vnet_dev.tx.vq;
 	/* What the device can see: decided about, or exposed under a hold. */
 	return *(volatile uint16_t *)&vq->used->idx != *(volatile uint16_t *)&vq->avail->idx;
 }
 
 bool vnet_tx_idle(void)
 {
-	return !nic.present || (!vnet_tx_held() && !vnet_tx_outstanding());
+	return !vnet_dev.present || (!vnet_tx_held() && !vnet_tx_outstanding());
 }
 
 /* With frames outstanding: when the watchdog fires, tx_watchdog_ns after the
@@ -39,12 +36,12 @@ bool vnet_tx_idle(void)
  * sees it moved, or sees frames outstanding after none were). */
 uint64_t vnet_tx_watch(uint64_t now)
 {
-	uint16_t used = *(volatile uint16_t *)&nic.tx.vq.used->idx;
-	if (nic.tx_seen_at == 0 || used != nic.tx_seen_used) {
-		nic.tx_seen_used = used;
-		nic.tx_seen_at = now;
+	uint16_t used = *(volatile uint16_t *)&vnet_dev.tx.vq.used->idx;
+	if (vnet_dev.tx_seen_at == 0 || used != vnet_dev.tx_seen_used) {
+		vnet_dev.tx_seen_used = used;
+		vnet_dev.tx_seen_at = now;
 	}
-	return nic.tx_seen_at + nic.tx_watchdog_ns;
+	return vnet_dev.tx_seen_at + vnet_dev.tx_watchdog_ns;
 }
 
 /* The backstop (see virtio_net.c, "notifications"): a ring that stood still
@@ -52,22 +49,22 @@ uint64_t vnet_tx_watch(uint64_t now)
  * notify costs the device one look. */
 static void tx_watchdog(void)
 {
-	struct virtqueue *vq = &nic.tx.vq;
+	struct virtqueue *vq = &vnet_dev.tx.vq;
 	if (!vnet_tx_outstanding()) {
-		nic.tx_seen_at = 0; /* the device has everything we published */
+		vnet_dev.tx_seen_at = 0; /* the device has everything we published */
 		return;
 	}
 	uint64_t now = clock_ns();
 	if (now < vnet_tx_watch(now))
 		return;
 	if (vq_wish_unnotified(vq))
-		nic.st.tx_watchdog_lost++;
+		vnet_dev.st.tx_watchdog_lost++;
 	else
-		nic.st.tx_watchdog_late++;
+		vnet_dev.st.tx_watchdog_late++;
 	vq_kick_forced(vq);
 	virtio_pci_notify(vq);
-	nic.st.tx_watchdog_kicks++;
-	nic.tx_seen_at = now;
+	vnet_dev.st.tx_watchdog_kicks++;
+	vnet_dev.tx_seen_at = now;
 }
 
 int vnet_tx_reclaim(void)
@@ -75,31 +72,31 @@ int vnet_tx_reclaim(void)
 	void *cookie;
 	uint32_t len;
 	int n = 0;
-	if (!nic.present)
+	if (!vnet_dev.present)
 		return 0;
 	vnet_tx_hold_check();
-	vnet_repair(&nic.tx.vq, &nic.st.tx_kicks_repaired);
+	vnet_repair(&vnet_dev.tx.vq, &vnet_dev.st.tx_kicks_repaired);
 	tx_watchdog();
-	while (vq_get_used(&nic.tx.vq, &cookie, &len)) {
+	while (vq_get_used(&vnet_dev.tx.vq, &cookie, &len)) {
 		/* A bad length on a transmit chain changes nothing: we never read it. */
-		if (nic.tx_done)
-			nic.tx_done(cookie);
+		if (vnet_dev.tx_done)
+			vnet_dev.tx_done(cookie);
 		n++;
 	}
-	nic.st.tx_drop_bad_used = nic.tx.vq.bad_used;
+	vnet_dev.st.tx_drop_bad_used = vnet_dev.tx.vq.bad_used;
 	return n;
 }
 
 bool vnet_tx_room(int nseg)
 {
-	if (!nic.present)
+	if (!vnet_dev.present)
 		return false;
-	return vq_num_free(&nic.tx.vq) >= nseg + 1 || vq_has_used(&nic.tx.vq);
+	return vq_num_free(&vnet_dev.tx.vq) >= nseg + 1 || vq_has_used(&vnet_dev.tx.vq);
 }
 
 int vnet_tx_max_segs(void)
 {
-	int ring = nic.present ? nic.tx.vq.size - 1 : VNET_MAX_SEGS;
+	int ring = vnet_dev.present ? vnet_dev.tx.vq.size - 1 : VNET_MAX_SEGS;
 	return ring < VNET_MAX_SEGS ? ring : VNET_MAX_SEGS;
 }
 
@@ -107,27 +104,27 @@ int vnet_tx_max_segs(void)
  * `total` bytes. */
 static bool offload_fits(const struct vnet_tx_offload *off, size_t total)
 {
-	if (!(nic.offloads & VNET_OFF_TX_CSUM) || off->csum_start < ETH_HLEN ||
+	if (!(vnet_dev.offloads & VNET_OFF_TX_CSUM) || off->csum_start < ETH_HLEN ||
 	    (size_t)off->csum_start + off->csum_offset + 2 > total)
 		return false;
 	if (!off->gso_size)
 		return total <= MAX_FRAME;
-	return (nic.offloads & VNET_OFF_TX_TSO4) && off->hdr_len > off->csum_start && off->hdr_len < total;
+	return (vnet_dev.offloads & VNET_OFF_TX_TSO4) && off->hdr_len > off->csum_start && off->hdr_len < total;
 }
 
 /* The header for a frame with offloads, in the slot of the chain's head. */
 static const struct virtio_net_hdr *offload_header(const struct vnet_tx_offload *off, size_t total)
 {
-	struct virtio_net_hdr *h = &tx_hdr[vq_next_head(&nic.tx.vq)];
+	struct virtio_net_hdr *h = &tx_hdr[vq_next_head(&vnet_dev.tx.vq)];
 	*h = (struct virtio_net_hdr){ .flags = VNET_HDR_F_NEEDS_CSUM, .csum_start = off->csum_start,
 				      .csum_offset = off->csum_offset };
-	nic.st.tx_csum++;
+	vnet_dev.st.tx_csum++;
 	if (off->gso_size) {
 		h->gso_type = VNET_HDR_GSO_TCPV4;
 		h->gso_size = off->gso_size;
 		h->hdr_len = off->hdr_len;
-		nic.st.tx_gso++;
-		nic.st.tx_gso_segments += (total - off->hdr_len + off->gso_size - 1) / off->gso_size;
+		vnet_dev.st.tx_gso++;
+		vnet_dev.st.tx_gso_segments += (total - off->hdr_len + off->gso_size - 1) / off->gso_size;
 	}
 	return h;
 }
@@ -136,9 +133,9 @@ static const struct virtio_net_hdr *offload_header(const struct vnet_tx_offload 
  * decision (held frames included), whether the device wants a notify. */
 static void decide(void)
 {
-	nic.tx_held = false;
-	if (vnet_kick(&nic.tx.vq))
-		nic.st.tx_kicks++;
+	vnet_dev.tx_held = false;
+	if (vnet_kick(&vnet_dev.tx.vq))
+		vnet_dev.st.tx_kicks++;
 	trace_mark(TP_KICK);
 }
 
@@ -166,21 +163,22 @@ static void decide(void)
  * ring is half taken. */
 static bool hold_spent(void)
 {
-	return (nic.tx_held && nic.tx_held_polls >= TX_HOLD_POLLS) || vq_num_free(&nic.tx.vq) < nic.tx.vq.size / 2;
+	return (vnet_dev.tx_held && vnet_dev.tx_held_polls >= TX_HOLD_POLLS) ||
+	       vq_num_free(&vnet_dev.tx.vq) < vnet_dev.tx.vq.size / 2;
 }
 
 /* Whether this publish holds its notify decision; exposes the frames if so. */
 static bool hold(void)
 {
-	if (!vq_has_used(&nic.rx.vq) || hold_spent())
+	if (!vq_has_used(&vnet_dev.rx.vq) || hold_spent())
 		return false; /* decide, over everything held */
-	if (!nic.tx_held) {
-		nic.tx_held = true;
-		nic.tx_held_polls = 0;
-		nic.st.tx_holds++;
+	if (!vnet_dev.tx_held) {
+		vnet_dev.tx_held = true;
+		vnet_dev.tx_held_polls = 0;
+		vnet_dev.st.tx_holds++;
 	}
-	vq_expose(&nic.tx.vq);
-	nic.st.tx_held_publishes++;
+	vq_expose(&vnet_dev.tx.vq);
+	vnet_dev.st.tx_held_publishes++;
 	return true;
 }
 
@@ -188,19 +186,19 @@ static bool hold(void)
  * its polls are spent), or at once when the CPU may park. */
 static void hold_settle(bool poll_end, bool parking)
 {
-	if (!nic.tx_held)
+	if (!vnet_dev.tx_held)
 		return;
-	nic.tx_held_polls += poll_end;
-	if (!parking && vq_has_used(&nic.rx.vq) && !hold_spent())
+	vnet_dev.tx_held_polls += poll_end;
+	if (!parking && vq_has_used(&vnet_dev.rx.vq) && !hold_spent())
 		return;
 	if (parking)
-		nic.st.tx_holds_parked++;
+		vnet_dev.st.tx_holds_parked++;
 	decide();
 }
 
 void vnet_tx_hold_check(void) { hold_settle(false, false); }
 void vnet_tx_hold_park(void) { hold_settle(false, true); }
-bool vnet_tx_held(void) { return nic.tx_held; }
+bool vnet_tx_held(void) { return vnet_dev.tx_held; }
 
 static void publish(void);
 
@@ -208,10 +206,10 @@ int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie, const struct vne
 {
 	struct vq_buf b[VNET_MAX_SEGS + 1];
 	size_t total = 0;
-	if (!nic.present)
+	if (!vnet_dev.present)
 		return -ENODEV;
 	if (nseg < 1 || nseg > vnet_tx_max_segs()) { /* more would never find room */
-		nic.st.tx_too_many_segs++;
+		vnet_dev.st.tx_too_many_segs++;
 		return -EINVAL;
 	}
 	for (int i = 0; i < nseg; i++) {
@@ -219,35 +217,35 @@ int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie, const struct vne
 		total += seg[i].len;
 	}
 	if (total > (off && off->gso_size ? VNET_GSO_FRAME_MAX : MAX_FRAME) || total < ETH_HLEN) {
-		nic.st.tx_bad_len++;
+		vnet_dev.st.tx_bad_len++;
 		return -EINVAL;
 	}
 	if (off && !offload_fits(off, total)) {
-		nic.st.tx_bad_offload++;
+		vnet_dev.st.tx_bad_offload++;
 		return -EINVAL;
 	}
-	if (vq_num_free(&nic.tx.vq) < nseg + 1) {
+	if (vq_num_free(&vnet_dev.tx.vq) < nseg + 1) {
 		vnet_tx_reclaim();
-		if (vq_num_free(&nic.tx.vq) < nseg + 1) {
-			nic.st.tx_ring_full++;
+		if (vq_num_free(&vnet_dev.tx.vq) < nseg + 1) {
+			vnet_dev.st.tx_ring_full++;
 			return -ENOBUFS;
 		}
 	}
-	if (nic.drop_tx && ++nic.tx_counted % nic.drop_tx == 0) {
-		nic.st.tx_drop_injected++; /* as if the wire lost it */
-		if (nic.tx_done)
-			nic.tx_done(cookie);
+	if (vnet_dev.drop_tx && ++vnet_dev.tx_counted % vnet_dev.drop_tx == 0) {
+		vnet_dev.st.tx_drop_injected++; /* as if the wire lost it */
+		if (vnet_dev.tx_done)
+			vnet_dev.tx_done(cookie);
 		return 0;
 	}
 	const struct virtio_net_hdr *h = off ? offload_header(off, total) : &tx_zero_header;
 	b[0] = (struct vq_buf){ (uint64_t)h, sizeof *h };
-	vq_add(&nic.tx.vq, b, nseg + 1, 0, cookie);
-	nic.st.tx_frames++;
-	nic.st.tx_bytes += total;
-	KASSERT(nic.tx_batching || !nic.tx_unpublished); /* frames wait only inside a batch */
-	if (nic.tx_batching) {
-		nic.tx_unpublished = true; /* published, with one notify decision, when the batch ends */
-		nic.st.tx_batched_frames++;
+	vq_add(&vnet_dev.tx.vq, b, nseg + 1, 0, cookie);
+	vnet_dev.st.tx_frames++;
+	vnet_dev.st.tx_bytes += total;
+	KASSERT(vnet_dev.tx_batching || !vnet_dev.tx_unpublished); /* frames wait only inside a batch */
+	if (vnet_dev.tx_batching) {
+		vnet_dev.tx_unpublished = true; /* published, with one notify decision, when the batch ends */
+		vnet_dev.st.tx_batched_frames++;
 		return 0;
 	}
 	publish();
@@ -257,8 +255,8 @@ int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie, const struct vne
 /* Publish what was added, deciding about a notify unless a hold takes it. */
 static void publish(void)
 {
-	nic.tx_unpublished = false;
-	if (nic.tx_batch == VNET_TX_BATCH_HOLD && hold())
+	vnet_dev.tx_unpublished = false;
+	if (vnet_dev.tx_batch == VNET_TX_BATCH_HOLD && hold())
 		return;
 	decide();
 }
@@ -289,21 +287,21 @@ static void publish(void)
  */
 void vnet_tx_batch_begin(bool burst)
 {
-	if (nic.tx_batch == VNET_TX_BATCH_NONE)
+	if (vnet_dev.tx_batch == VNET_TX_BATCH_NONE)
 		return;
-	if (nic.tx_batch == VNET_TX_BATCH_ALL || burst)
-		nic.tx_batching = true; /* an inner bracket that sees a burst batches from there on */
-	nic.tx_batch_depth++;
+	if (vnet_dev.tx_batch == VNET_TX_BATCH_ALL || burst)
+		vnet_dev.tx_batching = true; /* an inner bracket that sees a burst batches from there on */
+	vnet_dev.tx_batch_depth++;
 }
 
 void vnet_tx_batch_end(void)
 {
-	if (nic.tx_batch == VNET_TX_BATCH_NONE || --nic.tx_batch_depth > 0)
+	if (vnet_dev.tx_batch == VNET_TX_BATCH_NONE || --vnet_dev.tx_batch_depth > 0)
 		return;
-	KASSERT(nic.tx_batch_depth == 0);
-	nic.tx_batching = false;
-	if (nic.tx_unpublished) { /* set only while batching (vnet_tx) */
-		nic.st.tx_batches++;
+	KASSERT(vnet_dev.tx_batch_depth == 0);
+	vnet_dev.tx_batching = false;
+	if (vnet_dev.tx_unpublished) { /* set only while batching (vnet_tx) */
+		vnet_dev.st.tx_batches++;
 		publish();
 	}
 	hold_settle(true, false);
