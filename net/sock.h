@@ -102,8 +102,6 @@ struct sock_table {
 };
 extern struct sock_table sk;
 
-#define CNT net_socket_counters
-
 /* ---- sock_lwip.c: objects and lwIP callbacks ---------------------------------- */
 struct sock *sock_new(int type);           /* NULL when out of memory */
 struct sock *sock_new_slot(void);          /* a backlog slot's socket; NULL when out of memory */
@@ -129,6 +127,13 @@ static inline void sock_touched(struct sock *s)
 {
 	if (!SW_READ_NO_MARK)
 		sock_mark_egress(s);
+}
+
+/* The unread count agrees with the chain: what the first pbuf's chain holds,
+ * less what was read of it (a debug-build check). */
+static inline bool sock_rx_consistent(const struct sock *s)
+{
+	return s->rx ? s->rx_len == (size_t)s->rx->tot_len - s->rx_off : s->rx_len == 0;
 }
 
 /* ---- sock_wait.c: readiness and waiting ------------------------------------------ */

@@ -30,13 +30,17 @@ void sock_mark_egress(struct sock *s)
 		sk.egress_head = s;
 	sk.egress_tail = s;
 	sk.egress_len++;
-	CNT.egress_marks++;
+	KASSERT(sk.egress_head && sk.egress_len > 0);
+	net_socket_counters.egress_marks++;
 }
 
 void sock_egress_remove(struct sock *s)
 {
 	if (!s->on_egress)
 		return;
+	/* on_egress means linked in: both neighbours (or the ends) point at s. */
+	KASSERT(s->egress_prev ? s->egress_prev->egress_next == s : sk.egress_head == s);
+	KASSERT(s->egress_next ? s->egress_next->egress_prev == s : sk.egress_tail == s);
 	if (s->egress_prev)
 		s->egress_prev->egress_next = s->egress_next;
 	else
@@ -153,7 +157,7 @@ static bool egress_one(struct sock *s, bool force)
 		if (e == ERR_MEM) {
 			/* Out of segments or pbufs. With nothing in flight no on_sent
 			 * will come: stay listed and try again at the next poll. */
-			CNT.tcp_write_no_memory++;
+			net_socket_counters.tcp_write_no_memory++;
 			if (tcp_sndqueuelen(pcb) == 0)
 				sock_mark_egress(s);
 			break;
@@ -187,12 +191,12 @@ static bool egress_one(struct sock *s, bool force)
 	if ((queued || force) && s->pcb) {
 		trace_mark(TP_OUTPUT);
 		tcp_output(pcb);
-		CNT.outputs++;
+		net_socket_counters.outputs++;
 		/* Data left unsent behind unacknowledged data with Nagle on waits for
 		 * the peer's (possibly delayed) ACK: the stall writev-as-one-send and
 		 * TCP_NODELAY avoid. */
 		if (pcb->unsent && pcb->unacked && !tcp_nagle_disabled(pcb))
-			CNT.nagle_holds++;
+			net_socket_counters.nagle_holds++;
 	}
 	return true;
 }
@@ -203,12 +207,12 @@ static bool egress_one(struct sock *s, bool force)
  * FIN moved: a dispatch for a deadline alone is work, not progress. */
 static bool visit(struct sock *s)
 {
-	CNT.sockets_visited++;
+	net_socket_counters.sockets_visited++;
 	bool work = has_work(s);
 	bool deadline = !SW_EGRESS_DEADLINES && has_deadline(s);
 	if (!work && !deadline)
 		return false;
-	CNT.dispatches++;
+	net_socket_counters.dispatches++;
 	if (egress_one(s, deadline) && !SW_EGRESS_DEADLINES && has_deadline(s))
 		sock_mark_egress(s);
 	return work;
@@ -220,7 +224,7 @@ static bool visit(struct sock *s)
 bool sock_egress_pass(void)
 {
 	bool did = false;
-	CNT.egress_passes++;
+	net_socket_counters.egress_passes++;
 	if (SW_EGRESS_LIST) {
 		for (int n = sk.egress_len; n > 0 && sk.egress_head; n--) {
 			struct sock *s = sk.egress_head;

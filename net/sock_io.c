@@ -70,6 +70,7 @@ long sock_read(void *obj, void *buf, size_t len)
 	}
 	s->rx_off = (uint16_t)off;
 	s->rx_len -= got;
+	KASSERT(sock_rx_consistent(s));
 	trace_mark(TP_READ);
 	if (s->pcb)
 		tcp_recved(s->pcb, (u16_t)got); /* the window opens as the app reads */

@@ -21,7 +21,7 @@ struct sock *sock_new(int type)
 	s->tx_cap = SNDBUF_DEFAULT;
 	s->nodelay = false;
 	sock_all_insert(s);
-	CNT.sockets_open++;
+	net_socket_counters.sockets_open++;
 	return s;
 }
 
@@ -43,7 +43,7 @@ void sock_free(struct sock *s)
 	free(s->pending);
 	free(s->slots);
 	free(s);
-	CNT.sockets_open--;
+	net_socket_counters.sockets_open--;
 }
 
 void sock_detach_pcb(struct sock *s)
@@ -94,6 +94,7 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 	else
 		s->rx = p;
 	s->rx_len += p->tot_len;
+	KASSERT(sock_rx_consistent(s));
 	return ERR_OK;
 }
 
@@ -125,7 +126,7 @@ void sock_on_err(void *arg, err_t err)
 		s->error = ETIMEDOUT;
 	else if (err != ERR_CLSD)
 		s->error = ECONNRESET;
-	CNT.resets++;
+	net_socket_counters.resets++;
 	if (s->closed_by_app)
 		sock_free(s);
 }
@@ -188,12 +189,12 @@ err_t sock_on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 	if (!l || err != ERR_OK || !newpcb)
 		return ERR_VAL;
 	if (l->pending_count == l->backlog) {
-		CNT.backlog_overflows++;
+		net_socket_counters.backlog_overflows++;
 		return ERR_MEM; /* lwIP aborts the connection: the client sees a reset */
 	}
 	struct sock *s = sock_new(SOCK_STREAM);
 	if (!s) {
-		CNT.accept_no_memory++;
+		net_socket_counters.accept_no_memory++;
 		return ERR_MEM;
 	}
 	s->state = SS_CONNECTED;
@@ -205,6 +206,6 @@ err_t sock_on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 	l->slots[entry]->state = SS_SLOT_READY;
 	l->pending_count++;
 	l->accept_ready = true;
-	CNT.accepted++;
+	net_socket_counters.accepted++;
 	return ERR_OK;
 }

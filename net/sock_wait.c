@@ -21,7 +21,7 @@ static bool backlog_walk(struct sock *l)
 {
 	for (int i = 0; i < l->backlog; i++) {
 		struct sock *slot = l->slots[i];
-		CNT.listener_slots_walked++;
+		net_socket_counters.listener_slots_walked++;
 		sock_touched(slot);
 		if (slot->state == SS_SLOT_READY)
 			return true;
@@ -31,7 +31,7 @@ static bool backlog_walk(struct sock *l)
 
 bool sock_listener_ready(struct sock *s)
 {
-	CNT.listener_checks++;
+	net_socket_counters.listener_checks++;
 	if (SW_LISTENER_FLAG)
 		return s->accept_ready;
 	return backlog_walk(s);

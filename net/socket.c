@@ -15,29 +15,27 @@
 #include <sys/socket.h>
 #include "sock.h"
 
-#define GET_SOCK(fd)                          \
-	int err_ = 0;                             \
-	struct sock *s = sock_of((fd), &err_);    \
-	if (!s) {                                 \
-		errno = err_;                         \
-		return -1;                            \
-	}
-
 static int fail(int e)
 {
 	errno = e;
 	return -1;
 }
 
-/* A UDP descriptor's calls go to udp.c; r is 0/length or -errno. */
-#define UDP_HANDOFF(fd, call)                        \
-	do {                                             \
-		struct udp_sock *u_ = udp_sock_of(fd);       \
-		if (u_) {                                    \
-			long r_ = (call);                        \
-			return r_ < 0 ? fail((int)-r_) : r_;     \
-		}                                            \
-	} while (0)
+/* The TCP socket behind fd, or NULL with errno set (EBADF or ENOTSOCK). */
+static struct sock *tcp_sock_or_errno(int fd)
+{
+	int e = 0;
+	struct sock *s = sock_of(fd, &e);
+	if (!s)
+		errno = e;
+	return s;
+}
+
+/* A UDP call's result (0/length or -errno) as the POSIX call returns it. */
+static ssize_t udp_result(long r)
+{
+	return r < 0 ? fail((int)-r) : r;
+}
 
 /* ---- the socket calls ----------------------------------------------------------- */
 
@@ -97,8 +95,12 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	int e = sockaddr_in_of(addr, len, &sin);
 	if (e && udp_sock_of(fd))
 		return fail(e);
-	UDP_HANDOFF(fd, udp_sock_bind(u_, sin));
-	GET_SOCK(fd);
+	struct udp_sock *u = udp_sock_of(fd);
+	if (u)
+		return udp_result(udp_sock_bind(u, sin));
+	struct sock *s = tcp_sock_or_errno(fd);
+	if (!s)
+		return -1;
 	if (e)
 		return fail(e);
 	if (s->state != SS_NEW || s->local_port)
@@ -138,7 +140,9 @@ static void free_backlog(struct sock *s, int n)
  * listen backlog has them (sock.h: the naive scans read them). */
 int listen(int fd, int backlog)
 {
-	GET_SOCK(fd);
+	struct sock *s = tcp_sock_or_errno(fd);
+	if (!s)
+		return -1;
 	if (s->state == SS_LISTENING)
 		return 0;
 	if (s->state != SS_NEW)
@@ -207,7 +211,9 @@ static bool accept_ready_cb(void *arg)
 
 int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
-	GET_SOCK(fd);
+	struct sock *s = tcp_sock_or_errno(fd);
+	if (!s)
+		return -1;
 	if (s->state != SS_LISTENING)
 		return fail(EINVAL);
 	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
@@ -253,8 +259,12 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		e = 0, sin = (const struct sockaddr_in *)addr; /* dissolve the association */
 	if (e && udp_sock_of(fd))
 		return fail(e);
-	UDP_HANDOFF(fd, udp_sock_connect(u_, sin));
-	GET_SOCK(fd);
+	struct udp_sock *u = udp_sock_of(fd);
+	if (u)
+		return udp_result(udp_sock_connect(u, sin));
+	struct sock *s = tcp_sock_or_errno(fd);
+	if (!s)
+		return -1;
 	if (e)
 		return fail(e);
 	if (s->state == SS_CONNECTING)
@@ -286,8 +296,12 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
-	UDP_HANDOFF(fd, udp_sock_recvfrom(u_, buf, len, flags, NULL, NULL));
-	GET_SOCK(fd);
+	struct udp_sock *u = udp_sock_of(fd);
+	if (u)
+		return udp_result(udp_sock_recvfrom(u, buf, len, flags, NULL, NULL));
+	struct sock *s = tcp_sock_or_errno(fd);
+	if (!s)
+		return -1;
 	if (flags & MSG_PEEK) {
 		executor_poll();
 		if (!s->rx_len)
@@ -305,7 +319,9 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 
 ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *fromlen)
 {
-	UDP_HANDOFF(fd, udp_sock_recvfrom(u_, buf, len, flags, from, fromlen));
+	struct udp_sock *u = udp_sock_of(fd);
+	if (u)
+		return udp_result(udp_sock_recvfrom(u, buf, len, flags, from, fromlen));
 	ssize_t r = recv(fd, buf, len, flags);
 	if (r >= 0 && from && fromlen)
 		getpeername(fd, from, fromlen);
@@ -314,8 +330,12 @@ ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from
 
 ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
-	UDP_HANDOFF(fd, udp_sock_sendto(u_, buf, len, NULL, 0));
-	GET_SOCK(fd);
+	struct udp_sock *u = udp_sock_of(fd);
+	if (u)
+		return udp_result(udp_sock_sendto(u, buf, len, NULL, 0));
+	struct sock *s = tcp_sock_or_errno(fd);
+	if (!s)
+		return -1;
 	bool nb = s->nonblock;
 	if (flags & MSG_DONTWAIT)
 		s->nonblock = true;
@@ -326,7 +346,9 @@ ssize_t send(int fd, const void *buf, size_t len, int flags)
 
 ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tolen)
 {
-	UDP_HANDOFF(fd, udp_sock_sendto(u_, buf, len, to, tolen));
+	struct udp_sock *u = udp_sock_of(fd);
+	if (u)
+		return udp_result(udp_sock_sendto(u, buf, len, to, tolen));
 	if (to) {
 		(void)tolen;
 		return fail(EISCONN);
@@ -336,7 +358,9 @@ ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sock
 
 int shutdown(int fd, int how)
 {
-	GET_SOCK(fd);
+	struct sock *s = tcp_sock_or_errno(fd);
+	if (!s)
+		return -1;
 	if (how < SHUT_RD || how > SHUT_RDWR)
 		return fail(EINVAL);
 	if (s->state != SS_CONNECTED)
@@ -366,7 +390,9 @@ int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 		fill_sockaddr(addr, len, ip, port);
 		return 0;
 	}
-	GET_SOCK(fd);
+	struct sock *s = tcp_sock_or_errno(fd);
+	if (!s)
+		return -1;
 	if (s->pcb)
 		fill_sockaddr(addr, len, &s->pcb->local_ip, s->pcb->local_port);
 	else
@@ -388,7 +414,9 @@ int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 		fill_sockaddr(addr, len, ip, port);
 		return 0;
 	}
-	GET_SOCK(fd);
+	struct sock *s = tcp_sock_or_errno(fd);
+	if (!s)
+		return -1;
 	if (!s->pcb || s->state != SS_CONNECTED)
 		return fail(ENOTCONN);
 	fill_sockaddr(addr, len, &s->pcb->remote_ip, s->pcb->remote_port);
@@ -407,7 +435,9 @@ static int int_opt(const void *val, socklen_t len, int *out)
 
 int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
-	GET_SOCK(fd);
+	struct sock *s = tcp_sock_or_errno(fd);
+	if (!s)
+		return -1;
 	int v, e;
 	if (level == SOL_SOCKET && name == SO_LINGER) {
 		struct linger lg;
@@ -470,7 +500,9 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 
 int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
-	GET_SOCK(fd);
+	struct sock *s = tcp_sock_or_errno(fd);
+	if (!s)
+		return -1;
 	int v;
 	if (!val || !len)
 		return fail(EFAULT);
@@ -525,12 +557,13 @@ static void print_leftovers(void)
 
 void net_socket_stats_print(void)
 {
+	const struct socket_counters *c = &net_socket_counters;
 	kprintf("sockets: open %lu, accepted %lu, backlog overflows %lu, resets %lu; egress passes %lu, "
 		"sockets visited %lu, dispatches %lu, marks %lu, outputs %lu, tcp_write ENOMEM %lu; "
 		"listener checks %lu, slots walked %lu; nagle holds %lu\n",
-		CNT.sockets_open, CNT.accepted, CNT.backlog_overflows, CNT.resets, CNT.egress_passes,
-		CNT.sockets_visited, CNT.dispatches, CNT.egress_marks, CNT.outputs, CNT.tcp_write_no_memory,
-		CNT.listener_checks, CNT.listener_slots_walked, CNT.nagle_holds);
+		c->sockets_open, c->accepted, c->backlog_overflows, c->resets, c->egress_passes,
+		c->sockets_visited, c->dispatches, c->egress_marks, c->outputs, c->tcp_write_no_memory,
+		c->listener_checks, c->listener_slots_walked, c->nagle_holds);
 	print_leftovers();
 }
 

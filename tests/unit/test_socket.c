@@ -28,8 +28,6 @@
 #include "net/net_internal.h"
 #include "tests/unit/socket/harness.h"
 
-#define CNT net_socket_counters
-
 /* Write `len` bytes of the pattern stream from offset `from`, all of it. */
 static void write_pattern(int fd, size_t from, size_t len)
 {
@@ -232,13 +230,13 @@ static void test_backlog_overflow(void **state)
 {
 	(void)state;
 	int l = listen_on(7004, 2);
-	uint64_t overflows = CNT.backlog_overflows, accepted = CNT.accepted;
+	uint64_t overflows = net_socket_counters.backlog_overflows, accepted = net_socket_counters.accepted;
 	uint64_t deferred = net_counters.tcp_handshake_deferred;
 	int c[4];
 	for (int i = 0; i < 4; i++)
 		c[i] = connect_to(7004); /* the client's side completes at the SYN-ACK */
 	pump();
-	assert_int_equal(CNT.accepted - accepted, 2);
+	assert_int_equal(net_socket_counters.accepted - accepted, 2);
 	assert_true(net_counters.tcp_handshake_deferred - deferred >= 2);
 	for (int i = 2; i < 4; i++) {
 		assert_false(poll_one(c[i], POLLIN) & (POLLHUP | POLLERR));
@@ -255,7 +253,7 @@ static void test_backlog_overflow(void **state)
 		close(s);
 	}
 	settle_ms(10000); /* retransmissions: the waiting handshakes complete */
-	assert_int_equal(CNT.accepted - accepted, 4);
+	assert_int_equal(net_socket_counters.accepted - accepted, 4);
 	int late[2]; /* in the order their handshakes completed, which may not be c[2], c[3] */
 	for (int k = 0; k < 2; k++) {
 		late[k] = accept(l, NULL, NULL);
@@ -267,7 +265,7 @@ static void test_backlog_overflow(void **state)
 		read_pattern(c[i], 500, 500);
 	for (int k = 0; k < 2; k++)
 		close(late[k]);
-	assert_int_equal(CNT.backlog_overflows - overflows, 0);
+	assert_int_equal(net_socket_counters.backlog_overflows - overflows, 0);
 	set_nonblock(l);
 	assert_int_equal(accept(l, NULL, NULL), -1);
 	assert_int_equal(errno, EAGAIN);
@@ -295,10 +293,10 @@ static void test_peer_reset(void **state)
 	(void)state;
 	int c, s;
 	make_pair(7006, &c, &s);
-	uint64_t resets = CNT.resets;
+	uint64_t resets = net_socket_counters.resets;
 	abort_peer(s);
 	pump();
-	assert_true(CNT.resets - resets >= 1);
+	assert_true(net_socket_counters.resets - resets >= 1);
 	char b = 'x';
 	assert_int_equal(read(c, &b, 1), -1);
 	assert_int_equal(errno, ECONNRESET);
@@ -346,14 +344,14 @@ static void test_linger_zero_resets(void **state)
 	size_t sent = 0;
 	write_until_full(s, &sent);
 	settle_ms(8000);
-	uint64_t open_before = probe_sockets_open(), resets = CNT.resets;
+	uint64_t open_before = probe_sockets_open(), resets = net_socket_counters.resets;
 	seglog_clear();
 	assert_int_equal(close(s), 0);
 	assert_int_equal(probe_sockets_open(), open_before - 1); /* freed now */
 	pump();
 	assert_int_equal(seglog_flags_from(port, SEG_RST), 1);
 	assert_int_equal(seglog_flags_from(port, SEG_FIN), 0);
-	assert_true(CNT.resets - resets >= 1); /* the client took it */
+	assert_true(net_socket_counters.resets - resets >= 1); /* the client took it */
 	assert_null(probe_pcb(c));
 }
 
@@ -498,9 +496,9 @@ static void test_egress_relisted_by_ack(void **state)
 	pump();
 	assert_true(probe_tx_len(c) > 0);
 	assert_false(probe_on_egress(c)); /* waiting for the window, not listed */
-	uint64_t marks = CNT.egress_marks;
+	uint64_t marks = net_socket_counters.egress_marks;
 	read_pattern(s, 0, sent); /* each read opens the window; ACKs re-list c */
-	assert_true(CNT.egress_marks > marks);
+	assert_true(net_socket_counters.egress_marks > marks);
 	assert_int_equal(probe_tx_len(c), 0);
 }
 
@@ -513,7 +511,7 @@ static void test_read_poll_no_mark(void **state)
 	int s = accept(l, NULL, NULL);
 	write_pattern(s, 0, 100);
 	pump();
-	uint64_t marks = CNT.egress_marks;
+	uint64_t marks = net_socket_counters.egress_marks;
 	int avail;
 	for (int i = 0; i < 5; i++) {
 		poll_one(c, POLLIN | POLLOUT);
@@ -525,12 +523,12 @@ static void test_read_poll_no_mark(void **state)
 	struct pollfd p = { .fd = c, .events = POLLIN };
 	assert_int_equal(poll(&p, 1, 50), 0);
 	pump();
-	assert_int_equal(CNT.egress_marks, marks);
+	assert_int_equal(net_socket_counters.egress_marks, marks);
 	assert_false(probe_on_egress(c));
 	assert_false(probe_on_egress(s));
 	/* Writing does mark (so the counter can move at all). */
 	write_pattern(c, 0, 1);
-	assert_int_equal(CNT.egress_marks, marks + 1);
+	assert_int_equal(net_socket_counters.egress_marks, marks + 1);
 	read_pattern(s, 0, 1);
 }
 
@@ -585,18 +583,18 @@ static void test_nagle_hold_counted(void **state)
 	(void)state;
 	int c, s;
 	make_pair(7015, &c, &s);
-	uint64_t holds = CNT.nagle_holds;
+	uint64_t holds = net_socket_counters.nagle_holds;
 	write_pattern(c, 0, 10);
 	write_pattern(c, 10, 10);
-	assert_int_equal(CNT.nagle_holds, holds + 1);
+	assert_int_equal(net_socket_counters.nagle_holds, holds + 1);
 	read_pattern(s, 0, 20);
 
 	int v = 1;
 	assert_int_equal(setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v), 0);
-	holds = CNT.nagle_holds;
+	holds = net_socket_counters.nagle_holds;
 	write_pattern(c, 20, 10);
 	write_pattern(c, 30, 10);
-	assert_int_equal(CNT.nagle_holds, holds);
+	assert_int_equal(net_socket_counters.nagle_holds, holds);
 	read_pattern(s, 20, 20);
 }
 

@@ -28,7 +28,6 @@
 #include "net/net_internal.h"
 #include "tests/unit/socket/harness.h"
 
-#define CNT net_socket_counters
 #define MS 1000000ULL
 
 /* A pair with the handshake's ACKs settled, so that nothing is in flight. */
@@ -121,15 +120,15 @@ static void test_writev_segments(void **state)
 	fill_pattern(body, sizeof body, sizeof head);
 	struct iovec iov[2] = { { head, sizeof head }, { body, sizeof body } };
 	seglog_clear();
-	uint64_t outputs = CNT.outputs;
+	uint64_t outputs = net_socket_counters.outputs;
 	assert_int_equal(writev(c, iov, 2), (ssize_t)(sizeof head + sizeof body));
 	/* writev's own flushes; with naive deadlines their passes also dispatch
 	 * whatever holds a timer (test_deadline_leaves_list counts those). */
 	uint64_t flushes = SW_WRITEV_ONE_SEND ? 1 : 2;
 	if (SW_EGRESS_DEADLINES)
-		assert_int_equal(CNT.outputs - outputs, flushes);
+		assert_int_equal(net_socket_counters.outputs - outputs, flushes);
 	else
-		assert_true(CNT.outputs - outputs >= flushes);
+		assert_true(net_socket_counters.outputs - outputs >= flushes);
 	pump();
 	settle_ms(1000);
 	/* With Nagle on (the naive NODELAY), the second piece may join later
@@ -168,17 +167,18 @@ static void test_nodelay_second_write(void **state)
 	assert_int_equal(setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
 	uint16_t port = local_port_of(c);
 	seglog_clear();
-	uint64_t holds = CNT.nagle_holds;
+	uint64_t holds = net_socket_counters.nagle_holds;
 	write_bytes(c, 100);
 	write_bytes(c, 200);
 	pump();
 #if SW_NODELAY
 	assert_int_equal(seglog_data_from(port), 2);
-	assert_int_equal(CNT.nagle_holds - holds, 0);
+	assert_int_equal(net_socket_counters.nagle_holds - holds, 0);
 #else
 	assert_int_equal(seglog_data_from(port), 1);
 	/* Once by the write's flush; again by every naive deadline dispatch. */
-	assert_true(SW_EGRESS_DEADLINES ? CNT.nagle_holds - holds == 1 : CNT.nagle_holds - holds >= 1);
+	uint64_t held = net_socket_counters.nagle_holds - holds;
+	assert_true(SW_EGRESS_DEADLINES ? held == 1 : held >= 1);
 	settle_ms(600); /* the peer's delayed ACK releases it */
 	assert_int_equal(seglog_data_from(port), 2);
 #endif
@@ -218,12 +218,12 @@ static void test_egress_visits(void **state)
 	int c, s;
 	quiet_pair(7208, &c, &s);
 	assert_int_equal(probe_backlog(l), 8);
-	uint64_t passes = CNT.egress_passes, visited = CNT.sockets_visited;
+	uint64_t passes = net_socket_counters.egress_passes, visited = net_socket_counters.sockets_visited;
 	uint64_t open = probe_sockets_open();
 	assert_true(open >= 1 + 8 + 2);
 	write_bytes(c, 10);
 	pump();
-	uint64_t np = CNT.egress_passes - passes, nv = CNT.sockets_visited - visited;
+	uint64_t np = net_socket_counters.egress_passes - passes, nv = net_socket_counters.sockets_visited - visited;
 	assert_true(np >= 1);
 #if SW_EGRESS_LIST
 	assert_true(nv >= 1 && nv <= np);
@@ -246,19 +246,19 @@ static void test_deadline_leaves_list(void **state)
 	(void)state;
 	int c, s;
 	quiet_pair(7209, &c, &s);
-	uint64_t dispatches = CNT.dispatches, outputs = CNT.outputs;
+	uint64_t dispatches = net_socket_counters.dispatches, outputs = net_socket_counters.outputs;
 	write_bytes(c, 100);
 	for (int i = 0; i < 5; i++)
 		executor_poll();
 	assert_non_null(probe_pcb(c)->unacked);
 #if SW_EGRESS_DEADLINES
 	assert_false(probe_on_egress_list(c));
-	assert_int_equal(CNT.dispatches - dispatches, 1);
-	assert_int_equal(CNT.outputs - outputs, 1);
+	assert_int_equal(net_socket_counters.dispatches - dispatches, 1);
+	assert_int_equal(net_socket_counters.outputs - outputs, 1);
 #else
 	assert_true(probe_on_egress_list(c));
-	assert_true(CNT.dispatches - dispatches >= 5);
-	assert_int_equal(CNT.outputs - outputs, CNT.dispatches - dispatches);
+	assert_true(net_socket_counters.dispatches - dispatches >= 5);
+	assert_int_equal(net_socket_counters.outputs - outputs, net_socket_counters.dispatches - dispatches);
 #endif
 	settle_ms(600); /* acknowledged: no deadline left */
 	pump();
@@ -276,17 +276,17 @@ static void test_looking_marks(void **state)
 	quiet_pair(7210, &c, &s);
 	pump();
 	assert_false(probe_on_egress(c));
-	uint64_t marks = CNT.egress_marks;
+	uint64_t marks = net_socket_counters.egress_marks;
 	struct pollfd p = { .fd = c, .events = POLLIN };
 	assert_int_equal(poll(&p, 1, 0), 0);
-	assert_int_equal(CNT.egress_marks - marks, SW_READ_NO_MARK ? 0 : 1);
+	assert_int_equal(net_socket_counters.egress_marks - marks, SW_READ_NO_MARK ? 0 : 1);
 	pump(); /* a stale mark costs a visit, never a send */
 	write_bytes(s, 10);
 	settle_ms(600);
 	assert_false(probe_on_egress(c));
-	marks = CNT.egress_marks;
+	marks = net_socket_counters.egress_marks;
 	read_pattern(c, 0, 10);
-	assert_int_equal(CNT.egress_marks - marks, SW_READ_NO_MARK ? 0 : 1);
+	assert_int_equal(net_socket_counters.egress_marks - marks, SW_READ_NO_MARK ? 0 : 1);
 }
 
 /* ---- 8. the listener flag ------------------------------------------------------------------- */
@@ -297,15 +297,15 @@ static void test_listener_readiness(void **state)
 	int l = listen_on(7211, 16);
 	set_nonblock(l);
 	pump();
-	uint64_t checks = CNT.listener_checks, walked = CNT.listener_slots_walked;
-	uint64_t marks = CNT.egress_marks;
+	uint64_t checks = net_socket_counters.listener_checks, walked = net_socket_counters.listener_slots_walked;
+	uint64_t marks = net_socket_counters.egress_marks;
 	struct pollfd p = { .fd = l, .events = POLLIN };
 	assert_int_equal(poll(&p, 1, 0), 0);
-	assert_int_equal(CNT.listener_checks - checks, 1);
+	assert_int_equal(net_socket_counters.listener_checks - checks, 1);
 	/* The naive walk reads each of the 16 backlog sockets; when reading
 	 * marks, each of them (and the listener) lands on the egress list. */
-	assert_int_equal(CNT.listener_slots_walked - walked, SW_LISTENER_FLAG ? 0 : 16);
-	assert_int_equal(CNT.egress_marks - marks,
+	assert_int_equal(net_socket_counters.listener_slots_walked - walked, SW_LISTENER_FLAG ? 0 : 16);
+	assert_int_equal(net_socket_counters.egress_marks - marks,
 			 SW_READ_NO_MARK ? 0 : 1 + (SW_LISTENER_FLAG ? 0 : 16));
 	assert_int_equal(accept(l, NULL, NULL), -1);
 	assert_int_equal(errno, EAGAIN);
@@ -313,9 +313,9 @@ static void test_listener_readiness(void **state)
 	/* A connection waiting: both answer ready; the walk stops at its slot. */
 	int c = connect_to(7211);
 	pump();
-	walked = CNT.listener_slots_walked;
+	walked = net_socket_counters.listener_slots_walked;
 	assert_int_equal(poll(&p, 1, 0), 1);
-	assert_int_equal(CNT.listener_slots_walked - walked, SW_LISTENER_FLAG ? 0 : 1);
+	assert_int_equal(net_socket_counters.listener_slots_walked - walked, SW_LISTENER_FLAG ? 0 : 1);
 	int s = accept(l, NULL, NULL);
 	assert_true(s >= 0);
 	close(l);

@@ -73,4 +73,4 @@ int probe_egress_strays(void)
 	return strays;
 }
 
-uint64_t probe_sockets_open(void) { return CNT.sockets_open; }
+uint64_t probe_sockets_open(void) { return net_socket_counters.sockets_open; }
