@@ -36,12 +36,11 @@
  * memory, never the application's heap, and exhaustion shows up as counted
  * mem.err in the stats printed at exit. The socket layer hands lwIP no more
  * of a connection's bytes than the peer's window and two segments
- * (sock_egress_room), so a slow reader holds little of it: 500 of them held
- * 0.7 MB (measured, slowhttptest -X). 8 MiB is then room for ~300
- * connections with a whole window in flight at once, and the image still
- * fits a 16 MiB machine (test 09); with 4 MiB and no cap, 101 slow readers
- * of a 1 MiB answer took 2.7 MB of it and every segment, and the server
- * could no longer send a SYN-ACK to anyone else (measured). It costs BSS,
+ * (sock_egress_room), so a slow reader holds little of it. 8 MiB is then
+ * room for a few hundred connections with a whole window in flight at once,
+ * and the image still fits a 16 MiB machine (test 09); a smaller heap
+ * without the cap let a hundred slow readers take every segment, and no
+ * SYN-ACK could leave (docs/hardening.md, "Memory bounds"). It costs BSS,
  * zeroed by the loader, and touches pages only as it is used. */
 #define MEM_LIBC_MALLOC 0
 #define MEM_SIZE (8 * 1024 * 1024)
@@ -52,9 +51,9 @@
  * empty is a counted drop (rx_no_pbuf) and TCP retransmits it. */
 #define PBUF_POOL_SIZE 1024
 /* PBUF_ROM/REF headers: tcp_write() without TCP_WRITE_FLAG_COPY (static
- * responses) holds one per write until the peer acknowledges it. 1088
- * connections each with an answer in flight need that many (256 made 883 of
- * 1088 burst answers wait, measured); a header is 24 bytes. */
+ * responses) holds one per write until the peer acknowledges it, so every
+ * connection the listeners admit (1088) may need one at once; fewer makes a
+ * burst's answers wait for headers. A header is 24 bytes. */
 #define MEMP_NUM_PBUF 2048
 
 /* ---- protocols ------------------------------------------------------------- */
@@ -157,7 +156,7 @@
 		 ? (MEMCPY(dst, src, len), (u16_t)0)                                            \
 		 : (MEMCPY(dst, src, len), (u16_t)~inet_chksum(dst, len)))
 /* Checksums generated and checked per interface and, on receive, per frame:
- * with the checksum offloads (issue 14) the device completes TCP and UDP
+ * with the checksum offloads the device completes TCP and UDP
  * checksums we send, and vouches for some it delivers (netif.c). One image
  * serves back-ends with and without them. */
 #define LWIP_CHECKSUM_CTRL_PER_NETIF 1

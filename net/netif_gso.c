@@ -1,5 +1,5 @@
 /*
- * netif_gso.c: TCP segmentation offload for lwIP, which has none (issue 14).
+ * netif_gso.c: TCP segmentation offload for lwIP, which has none.
  *
  * Why not have lwIP itself make segments larger than the MSS (pcb->mss
  * raised, the real MSS as gso_size)? lwIP 2.1.3 counts its congestion

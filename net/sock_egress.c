@@ -88,10 +88,10 @@ static size_t segment_size(const struct tcp_pcb *pcb)
  * room for, but no more than the peer's window lets go plus two segments. A
  * peer that reads slowly (a small window) so holds little of lwIP's heap and
  * segments, which every connection shares, while the rest waits in the
- * socket's own ring: 500 slow readers each given a whole send buffer took
- * 14,500 segments and 10 MB of the heap, and lwIP's first-fit heap, walking
- * thousands of live blocks per allocation, spent seconds of egress on them
- * while other clients waited (measured, slowhttptest -X). The two segments
+ * socket's own ring. Slow readers each given a whole send buffer would
+ * fill the heap with thousands of live blocks, and lwIP's first-fit heap
+ * walks them on every allocation while other clients wait
+ * (docs/hardening.md, "Memory bounds"). The two segments
  * beyond the window keep data unsent in lwIP, so its persist timer and its
  * output on the next ACK carry on, and on_sent lists the socket again. */
 size_t sock_egress_room(const struct tcp_pcb *pcb)

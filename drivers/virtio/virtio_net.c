@@ -72,9 +72,8 @@ static void config_interrupt(void *arg)
  * transmit bottom half and its receive path) still run at once on two host
  * cores, so the "store my index, fence, load the other side's event index"
  * handshake can lose a notification either way (virtqueue.c says how, and
- * what the rings look like afterwards). Whether it is what makes the
- * transmit watchdog kick under load was measured, and it is not (the
- * kicks are late, not lost: docs/known-issues.md); a notification really
+ * what the rings look like afterwards). The transmit watchdog's kicks under
+ * load are late notifies, not lost ones (docs/known-issues.md); a notification really
  * lost (vnet_drop_kicks) leaves the state vq_kick_owed looks for, and is
  * repaired at once (test 15).
  *
