@@ -56,7 +56,7 @@ void kernel_main(const struct bootinfo *bi)
 	}
 	cpu_init();
 	symbols_init((const void *)bi->image_base, bi->image_size);
-	mem_init(bi);
+	kmem_init(bi);
 	clock_init(bi->tsc_at_entry);
 	lapic_init();
 	ioapic_init();

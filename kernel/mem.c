@@ -264,7 +264,7 @@ static void report_unusable(const struct bootinfo *bi, uint64_t above, int range
 	kprintf("\n");
 }
 
-void mem_init(const struct bootinfo *bi)
+void kmem_init(const struct bootinfo *bi)
 {
 	const struct phys_range in_use[] = {
 		{ 0, 0x100000 }, /* real-mode area, BIOS */

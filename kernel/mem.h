@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include "loader/bootinfo.h"
 
-void mem_init(const struct bootinfo *bi);
+void kmem_init(const struct bootinfo *bi);
 /* One line (the `verbose` option): RAM, its ranges, where the heap and the
  * pages start. */
 void mem_print_layout(void);

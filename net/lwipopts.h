@@ -25,9 +25,6 @@
 #define SYS_LIGHTWEIGHT_PROT 0
 
 /* ---- memory ---------------------------------------------------------------- */
-/* The kernel has a mem_init() of its own (kernel/mem.c); every file that sees
- * lwIP's headers sees this, so lwIP's is consistently renamed. */
-#define mem_init lwip_mem_init
 /* x86-64: 8-byte alignment keeps u64 fields and the copy loops aligned. */
 #define MEM_ALIGNMENT 8
 /* lwIP's own heap, not newlib's malloc: it holds the PBUF_RAM pbufs (copied
