@@ -35,7 +35,7 @@ guest_fail() {
 	tr -d '\r' <"$tmp/console"
 	fail "$@"
 }
-wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer from the unikernel"; }
+guest_wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer from the unikernel"; }
 
 "${NET_EXEC[@]}" curl -s -i "$url/" >"$tmp/got"
 printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\r\nHello from httpd, a poll()-based server.\n' >"$tmp/want"

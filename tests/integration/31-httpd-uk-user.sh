@@ -18,7 +18,7 @@ url=http://127.0.0.1:$port
 "$QEMU_RUN" --net user --hostfwd "$port:80" --timeout 120 --append "-- -p 80 -s" \
 	"$LOADER" "$IMAGE" -- -pidfile "$tmp/qemu.pid" </dev/null >"$tmp/console" 2>&1 &
 pid=$!
-wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
+guest_wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
 tr -d '\r' <"$tmp/console" | contains -E '^net: 52:54:00:12:34:56 ip 10\.0\.2\.15/24 gw 10\.0\.2\.2 \(dhcp\)$' ||
 	{ cat "$tmp/console"; fail "no DHCP address line"; }
 

@@ -27,8 +27,8 @@ url=http://127.0.0.1:$port
 pid=$!
 # Not a probe before the server listens: a connection passt forwards before
 # the guest's network is up keeps passt spinning for seconds.
-wait_console "$tmp/console" '^httpd: listening' 60 "$pid" || { cat "$tmp/console"; fail "httpd did not start"; }
-wait_http "$url/" 30 "$pid" || { cat "$tmp/console"; fail "no HTTP answer through passt"; }
+guest_wait_console "$tmp/console" '^httpd: listening' 60 "$pid" || { cat "$tmp/console"; fail "httpd did not start"; }
+guest_wait_http "$url/" 30 "$pid" || { cat "$tmp/console"; fail "no HTTP answer through passt"; }
 tr -d '\r' <"$tmp/console" | contains -E '^net: 52:54:00:12:34:56 ip 10\.0\.2\.15/24 gw 10\.0\.2\.2 \(dhcp\)$' ||
 	{ cat "$tmp/console"; fail "no DHCP address line (passt gives slirp's addresses)"; }
 

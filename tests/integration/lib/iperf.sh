@@ -35,7 +35,7 @@ IPERF_SHUTDOWN_COOKIE=----------shutdown-iperf------------
 iperf_console() { tr -d '\r' <"$IPERF_CONSOLE"; }
 
 iperf_wait_listening() {
-	wait_console "$IPERF_CONSOLE" '^iperf: listening' "$1" "$IPERF_PID" ||
+	guest_wait_console "$IPERF_CONSOLE" '^iperf: listening' "$1" "$IPERF_PID" ||
 		{ iperf_console; fail "the iperf server did not start"; }
 }
 
