@@ -4,7 +4,8 @@
     bench/benchdata.py header runs|guests     print a CSV header (for bench/run-bench)
 
 Shared by bench/loadrun.py (writes runs.csv rows), bench/summarise.py and
-bench/fixes.py (read them). Offers
+bench/fixes.py (read them); bench/summarise_bulk.py takes its num, Stat and
+md_table. Offers
     RUN_FIELDS, GUEST_FIELDS   the columns of runs.csv and guests.csv
     read_runs, read_boots      rows as dicts; files written before the
                                emulator, placement and load-generator columns

@@ -15,8 +15,10 @@ Standard library only (Debian's python3).
 import argparse
 import csv
 import os
-import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchdata import Stat, md_table, num  # noqa: E402
 
 FIELDS = ["rep", "guest", "server", "load", "secs", "bytes", "gbit_s", "server_cpu_s", "cpu_s_per_gb",
           "client_cpu_pct", "status"]
@@ -39,23 +41,13 @@ def load_title(load):
     return load
 
 
-def num(text):
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
-def cell(values, fmt, ratio_to=None):
-    """'median (min-max)' of values, or '-' when there are none."""
-    if not values:
-        return "-"
-    med = statistics.median(values)
-    text = fmt % med
-    if len(values) > 1:
-        text += f" ({fmt % min(values)}-{fmt % max(values)})"
-    if ratio_to:
-        text += f" x{med / ratio_to:.2f}"
+def cell(values, digits, ratio_to=None):
+    """'median (min-max)' of values (benchdata's Stat), with the ratio of the
+    median to ratio_to; '-' when there are none."""
+    stat = Stat(values)
+    text = stat.fmt(digits)
+    if ratio_to and stat.median is not None:
+        text += f" x{stat.median / ratio_to:.2f}"
     return text
 
 
@@ -95,31 +87,24 @@ def main():
     ref = a.ref if a.ref in guests else None
     out += [f"Gbit/s (the receiver's count over the test's time), median (min-max) of the clean runs"
             f"{'; xN: ratio to ' + ref if ref else ''}.", ""]
-    out.append("| guest | " + " | ".join(load_title(lo) for lo in loads) + " |")
-    out.append("|---" * (len(loads) + 1) + "|")
-    for g in guests:
-        cells = []
-        for lo in loads:
-            ref_med = None
-            if ref and g != ref and values(ref, lo, "gbit_s"):
-                ref_med = statistics.median(values(ref, lo, "gbit_s"))
-            cells.append(cell(values(g, lo, "gbit_s"), "%.3f", ref_med))
-        out.append(f"| {g} | " + " | ".join(cells) + " |")
+    header = ["guest"] + [load_title(lo) for lo in loads]
+
+    def gbit_cell(g, lo):
+        ref_med = None
+        if ref and g != ref and values(ref, lo, "gbit_s"):
+            ref_med = Stat(values(ref, lo, "gbit_s")).median
+        return cell(values(g, lo, "gbit_s"), 3, ref_med)
+
+    def runs_cell(g, lo):
+        mine = [r for r in rows if r["guest"] == g and r["load"] == lo]
+        return f"{sum(r['status'] == 'ok' for r in mine)}/{len(mine)}" if mine else "-"
+
+    out.append(md_table(header, [[g] + [gbit_cell(g, lo) for lo in loads] for g in guests]))
     out += ["", "Host CPU seconds per GB moved (QEMU's user+system time around the load, or the native "
             "server's; 10^9 bytes as the receiver counted them), median (min-max).", ""]
-    out.append("| guest | " + " | ".join(load_title(lo) for lo in loads) + " |")
-    out.append("|---" * (len(loads) + 1) + "|")
-    for g in guests:
-        out.append(f"| {g} | " + " | ".join(cell(values(g, lo, "cpu_s_per_gb"), "%.2f") for lo in loads) + " |")
+    out.append(md_table(header, [[g] + [cell(values(g, lo, "cpu_s_per_gb"), 2) for lo in loads] for g in guests]))
     out += ["", "Runs (clean / all):", ""]
-    out.append("| guest | " + " | ".join(load_title(lo) for lo in loads) + " |")
-    out.append("|---" * (len(loads) + 1) + "|")
-    for g in guests:
-        counts = []
-        for lo in loads:
-            mine = [r for r in rows if r["guest"] == g and r["load"] == lo]
-            counts.append(f"{sum(r['status'] == 'ok' for r in mine)}/{len(mine)}" if mine else "-")
-        out.append(f"| {g} | " + " | ".join(counts) + " |")
+    out.append(md_table(header, [[g] + [runs_cell(g, lo) for lo in loads] for g in guests]))
     bad = [r for r in rows if r["status"] != "ok"]
     if bad:
         out += ["", "Runs not clean (left out above):", ""]

@@ -28,6 +28,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from qemuguest import Guest as QemuGuest  # noqa: E402
 GUEST_IP, HOST_IP, MASK, PORT = "192.0.2.2", "192.0.2.1", "255.255.255.0", 8080
 
 
@@ -56,39 +58,26 @@ def thread_cpu(pid):
     return out
 
 
-class Guest:
+class Guest(QemuGuest):
     """One boot: QEMU in a fresh namespace, its console in a file, Ctrl-T by a fifo."""
 
     def __init__(self, ns, image, opts, workdir, vcpu_core, io_core):
         self.ns = ns
         self.console = os.path.join(workdir, "console")
-        fifo = os.path.join(workdir, "in.fifo")
-        pidfile = os.path.join(workdir, "qemu.pid")
-        for p in (fifo, pidfile):
-            if os.path.exists(p):
-                os.unlink(p)
-        os.mkfifo(fifo)
-        self.fd = os.open(fifo, os.O_RDWR)
         sh(f"netns_create {ns}")
         append = f"ip={GUEST_IP} gw={HOST_IP} mask={MASK} {opts} -- -p {PORT} -q -s"
         cmd = ["ip", "netns", "exec", ns, "taskset", "-c", io_core, f"{ROOT}/tools/qemu-run", "--net", "tap",
-               "--tap", "tap0", "--timeout", "900", "--append", append, f"{ROOT}/build/loader/loader.elf", image,
-               "--", "-pidfile", pidfile]
-        self.proc = subprocess.Popen(cmd, stdin=open(fifo, "rb"), stdout=open(self.console, "w"),
-                                     stderr=subprocess.STDOUT)
-        for _ in range(200):
-            if os.path.exists(pidfile) and open(pidfile).read().strip():
-                break
-            time.sleep(0.05)
-        self.pid = int(open(pidfile).read())
+               "--tap", "tap0", "--timeout", "900", "--append", append, f"{ROOT}/build/loader/loader.elf", image]
+        super().__init__(cmd, self.console, pidfile=os.path.join(workdir, "qemu.pid"),
+                         console_in=os.path.join(workdir, "in.fifo"))
+        if self.pid is None:
+            self.kill()
+            raise SystemExit("drift-experiment: QEMU did not start (see " + self.console + ")")
         pin = sh(f"PL_VCPU={vcpu_core}; placement_pin_vcpu {self.pid}", check=False)
         if pin.returncode:
             raise SystemExit(f"drift-experiment: pinning the vCPU failed: {pin.stdout}{pin.stderr}")
-        for _ in range(100):
-            if self.curl("") == 0:
-                return
-            time.sleep(0.1)
-        raise SystemExit("drift-experiment: the guest did not answer (see " + self.console + ")")
+        if not self.wait_http(f"http://{GUEST_IP}:{PORT}/", 60, ["ip", "netns", "exec", ns]):
+            raise SystemExit("drift-experiment: the guest did not answer (see " + self.console + ")")
 
     def curl(self, path):
         return subprocess.run(["ip", "netns", "exec", self.ns, "curl", "-s", "-o", "/dev/null", "-m", "2",
@@ -119,12 +108,8 @@ class Guest:
 
     def stop(self):
         self.curl("__shutdown")
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        os.close(self.fd)
+        if self.wait_exit(10) is None:
+            self.kill()
         sh(f"netns_destroy {self.ns}", check=False)
 
 

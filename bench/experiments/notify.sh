@@ -42,6 +42,7 @@ OUT=${OUT:-$ROOT/build/notify-experiment/$(date +%Y%m%d-%H%M%S)}
 LOADER=$ROOT/build/loader/loader.elf
 
 . "$ROOT/tools/netns.sh"
+. "$ROOT/tools/lib/guest.sh"
 die() { echo "notify-experiment: $*" >&2; exit 1; }
 netns_usable || die "needs root, ip and /dev/net/tun"
 command -v ab >/dev/null && command -v curl >/dev/null || die "needs ab and curl"
@@ -65,8 +66,8 @@ done
 case "$LOAD_SECS$BOOTS" in *[!0-9]*) die "LOAD_SECS and BOOTS are whole numbers" ;; esac
 mkdir -p "$OUT/raw" || die "cannot make $OUT"
 
-NS="" PID=""
-trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"' EXIT
+NS="" NET_EXEC=()
+trap 'guest_kill; netns_destroy "$NS"' EXIT
 
 echo "config,guest,boot,load,requests,failed,rps" >"$OUT/runs.csv"
 echo "config,guest,boot,qemu,requests,tx_watchdog_kicks,tx_watchdog_lost,tx_watchdog_late,rx_kicks_repaired,tx_kicks_repaired,rx_lost_interrupts,kicks_dropped,kicks_rx,kicks_tx,kicks_suppressed,repair" >"$OUT/boots.csv"
@@ -78,7 +79,7 @@ echo "config,guest,boot,qemu,requests,tx_watchdog_kicks,tx_watchdog_lost,tx_watc
 
 # One boot: config $1, guest index $2, boot number $3.
 run_boot() {
-	local config=$1 gi=$2 boot=$3 name=${names[$2]} raw extra=() emu=7.2 total=0 qemu
+	local config=$1 gi=$2 boot=$3 name=${names[$2]} raw extra=() emu=7.2 total=0 qemu limit
 	raw=$OUT/raw/$config-$name-$boot
 	case "$config" in
 	q72-max2) extra=(-- -smp 1,maxcpus=2) ;;
@@ -87,21 +88,15 @@ run_boot() {
 	qemu=$(QEMU=$emu "$ROOT/tools/qemu-run" --version | sed -n '1s/.*version \([0-9.]*\).*/\1/p')
 	NS=notify-$$-$config-$name-$boot
 	netns_create "$NS" || die "cannot create namespace $NS"
+	NET_EXEC=(ip netns exec "$NS")
 	local url=http://$NETNS_GUEST_IP
-	mkfifo "$raw.in"
-	QEMU=$emu ip netns exec "$NS" "$ROOT/tools/qemu-run" --net tap --tap "$NETNS_TAP" --accel tcg \
-		--timeout $((60 + 8 * (LOAD_SECS + 60))) \
+	limit=$((60 + 8 * (LOAD_SECS + 60)))
+	guest_console_in "$raw.in" || die "no fifo for the console"
+	guest_start "$raw.console" "" env QEMU="$emu" "${NET_EXEC[@]}" "$ROOT/tools/qemu-run" --net tap \
+		--tap "$NETNS_TAP" --accel tcg --timeout "$limit" \
 		--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK ${opts[$gi]} -- -p 80 -s" \
-		"$LOADER" "${images[$gi]}" "${extra[@]}" <"$raw.in" >"$raw.console" 2>&1 &
-	PID=$!
-	exec 3>"$raw.in"
-	local up=0 i
-	for i in $(seq 600); do
-		[ "$(ip netns exec "$NS" curl -s -o /dev/null -w '%{http_code}' -m 1 "$url/")" = 200 ] && { up=1; break; }
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	if [ $up = 1 ]; then
+		"$LOADER" "${images[$gi]}" "${extra[@]}"
+	if guest_wait_http "$url/" 60; then
 		local load conc k req failed rps
 		for load in $LOADS; do
 			conc=${load#?} k=()
@@ -118,10 +113,7 @@ run_boot() {
 	else
 		echo "  $config $name boot $boot: no HTTP answer" >&2
 	fi
-	exec 3>&-
-	wait "$PID"
-	PID=""
-	rm -f "$raw.in"
+	guest_wait_exit $((limit + 10)) || guest_kill # qemu-run's --timeout ends it first
 	netns_destroy "$NS"
 	NS=""
 	tr -d '\r' <"$raw.console" >"$raw.c" && mv "$raw.c" "$raw.console"

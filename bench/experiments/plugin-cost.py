@@ -21,9 +21,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from qemuguest import Guest  # noqa: E402
+
 NET = "ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"  # slirp's defaults
 
 
@@ -50,29 +52,24 @@ def boot(guest, counted, tmp, port):
         images, prefix = [f"{ROOT}/build/linux/vmlinux", f"{ROOT}/build/linux/initrd.img"], "console=ttyS0 quiet panic=-1 "
     else:
         images, prefix = [f"{ROOT}/build/loader/loader.elf", f"{ROOT}/build/apps/httpd-all.elf"], ""
-    pidfile = os.path.join(tmp, "qemu.pid")
-    if os.path.exists(pidfile):
-        os.unlink(pidfile)
     cmd = [f"{ROOT}/tools/qemu-run", "--accel", "tcg", "--net", "user", "--hostfwd", f"{port}:8080",
            "--timeout", "900"]
     if counted:
         cmd += ["--count", os.path.join(tmp, "insns")]
-    cmd += ["--append", f"{prefix}{NET} -- -p 8080 -q -s"] + images + ["--", "-pidfile", pidfile]
-    with open(os.path.join(tmp, "console"), "w") as console:
-        proc = subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    cmd += ["--append", f"{prefix}{NET} -- -p 8080 -q -s"] + images
+    guest = Guest(cmd, os.path.join(tmp, "console"), pidfile=os.path.join(tmp, "qemu.pid"))
     url = f"http://127.0.0.1:{port}/"
-    for _ in range(600):
-        if subprocess.run(["curl", "-s", "-o", "/dev/null", "-m", "1", url]).returncode == 0:
-            break
-        time.sleep(0.1)
-    pid = int(open(pidfile).read())
+    guest.wait_http(url, 600)
+    pid = guest.pid
     out = []
     for load, n, keepalive in (("k1", N_KEEP, True), ("c1", N_NEW, False)):
         c0 = cpu_s(pid)
         rps = ab(url, n, keepalive)
         out.append((load, rps, 1e6 * (cpu_s(pid) - c0) / n))
     subprocess.run(["curl", "-s", "-o", "/dev/null", "-m", "3", url + "__shutdown"])
-    proc.wait(timeout=60)
+    if guest.wait_exit(60) is None:
+        guest.kill()
+        raise RuntimeError("the guest did not stop on /__shutdown")
     return out
 
 

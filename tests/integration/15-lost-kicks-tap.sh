@@ -30,7 +30,7 @@ url=http://$NETNS_GUEST_IP
 	--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK vnet_drop_kicks=3 ${LOST_KICKS_OPTS:-} -- -p 80 -s" \
 	"$LOADER" "$IMAGE" </dev/null >"$tmp/console" 2>&1 &
 pid=$!
-wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer from the unikernel"; }
+guest_wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer from the unikernel"; }
 ab_load "$url/" 3000 8 -k || { cat "$tmp/console"; fail "ab -k with notifications dropped"; }
 ab_load "$url/" 1000 1 -k || { cat "$tmp/console"; fail "ab -k -c 1 with notifications dropped"; }
 ab_load "$url/" 500 4 || { cat "$tmp/console"; fail "ab (new connections) with notifications dropped"; }

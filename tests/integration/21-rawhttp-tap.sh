@@ -71,7 +71,7 @@ while [ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null &&
 done
 console | grep -E "^net: 52:54:00:12:34:56 ip ${GUEST//./\\.}/24 gw ${NETNS_HOST_IP//./\\.}\$" >/dev/null ||
 	die "no static configuration line"
-wait_http "$url/" 20 "$pid" || die "no HTTP answer"
+guest_wait_http "$url/" 20 "$pid" || die "no HTTP answer"
 
 ab_check() { # N ab-options...: ab must complete N requests, 0 failed, every answer 2xx
 	local n=$1

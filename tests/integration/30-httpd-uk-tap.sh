@@ -14,28 +14,25 @@ netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
 command -v ab >/dev/null && command -v curl >/dev/null || skip "ab or curl missing"
 NS=uktest-$$
 tmp=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
-mkfifo "$tmp/stdin" # the guest's console input: Ctrl-T there prints its counters
+trap 'guest_kill; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
 netns_create "$NS" || skip "cannot create a network namespace here"
 NET_EXEC=(ip netns exec "$NS")
 url=http://$NETNS_GUEST_IP
 
-"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 400 \
-	--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 80 -s" \
-	"$LOADER" "$IMAGE" <"$tmp/stdin" >"$tmp/console" 2>&1 &
-pid=$!
-exec 3>"$tmp/stdin"
+# The guest's console input: Ctrl-T there prints its counters.
+guest_console_in "$tmp/stdin" || fail "no fifo for the console"
+guest_start "$tmp/console" "" "${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 400 \
+	--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 80 -s" "$LOADER" "$IMAGE"
 
 # On a failure, show what the guest's counters say before giving up.
 guest_fail() {
-	printf '\x14' >&3
+	printf '\x14' >&"$GUEST_CONSOLE_FD"
 	sleep 2
 	echo "---- guest console (Ctrl-T sent) ----"
 	tr -d '\r' <"$tmp/console"
 	fail "$@"
 }
-wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer from the unikernel"; }
+guest_wait_http "$url/" 60 || { cat "$tmp/console"; fail "no HTTP answer from the unikernel"; }
 
 "${NET_EXEC[@]}" curl -s -i "$url/" >"$tmp/got"
 printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\r\nHello from httpd, a poll()-based server.\n' >"$tmp/want"
@@ -51,9 +48,8 @@ load 1000 16
 load 20000 16
 
 "${NET_EXEC[@]}" curl -s -m 5 "$url/__shutdown" >/dev/null
-wait "$pid"
-rc=$?
-pid=""
+guest_wait_exit 410 # qemu-run's --timeout ends it before
+rc=$GUEST_RC
 tr -d '\r' <"$tmp/console" >"$tmp/console.txt" && mv "$tmp/console.txt" "$tmp/console"
 cat "$tmp/console"
 [ $rc = 0 ] || fail "exit status $rc after the shutdown request"

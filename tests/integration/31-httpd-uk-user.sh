@@ -10,15 +10,13 @@ ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu
 IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
 [ -f "$IMAGE" ] || fail "no $IMAGE"
 tmp=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'guest_kill; rm -rf "$tmp"' EXIT
 port=$(free_port)
 url=http://127.0.0.1:$port
 
-"$QEMU_RUN" --net user --hostfwd "$port:80" --timeout 120 --append "-- -p 80 -s" \
-	"$LOADER" "$IMAGE" -- -pidfile "$tmp/qemu.pid" </dev/null >"$tmp/console" 2>&1 &
-pid=$!
-wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
+guest_start "$tmp/console" "$tmp/qemu.pid" "$QEMU_RUN" --net user --hostfwd "$port:80" --timeout 120 \
+	--append "-- -p 80 -s" "$LOADER" "$IMAGE"
+guest_wait_http "$url/" 60 || { cat "$tmp/console"; fail "no HTTP answer"; }
 tr -d '\r' <"$tmp/console" | contains -E '^net: 52:54:00:12:34:56 ip 10\.0\.2\.15/24 gw 10\.0\.2\.2 \(dhcp\)$' ||
 	{ cat "$tmp/console"; fail "no DHCP address line"; }
 
@@ -29,7 +27,7 @@ expect_file "$tmp/got" "$tmp/want"
 ab_load "$url/" 1000 8 -k || { cat "$tmp/console"; fail "ab -k: did not finish, or incomplete, failed or non-2xx requests"; }
 
 # Idle: QEMU's CPU time (user + system ticks) over 5 s.
-qpid=$(cat "$tmp/qemu.pid")
+qpid=$GUEST_QEMU_PID
 ticks() { awk '{ print $14 + $15 }' "/proc/$qpid/stat"; }
 hz=$(getconf CLK_TCK)
 sleep 1
@@ -41,9 +39,8 @@ echo "idle: QEMU used $((t1 - t0)) ticks in 5 s = $pct% of a core"
 awk -v p="$pct" 'BEGIN { exit !(p < 3.0) }' || fail "QEMU used $pct% of a core while the guest was idle"
 
 curl -s -m 5 "$url/__shutdown" >/dev/null
-wait "$pid"
-rc=$?
-pid=""
+guest_wait_exit 130 # qemu-run's --timeout ends it before
+rc=$GUEST_RC
 tr -d '\r' <"$tmp/console"
 [ $rc = 0 ] || fail "exit status $rc after the shutdown request"
 echo "all good"

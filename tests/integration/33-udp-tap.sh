@@ -19,7 +19,7 @@ ip netns exec "$NS" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 60 \
 	--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- --refuse $NETNS_HOST_IP --udp-echo 3" \
 	"$LOADER" "$IMAGE" </dev/null >"$tmp/console" 2>&1 &
 pid=$!
-wait_console "$tmp/console" 'udp echo: listening' 30 "$pid" || { cat "$tmp/console"; fail "the echo server did not start"; }
+guest_wait_console "$tmp/console" 'udp echo: listening' 30 "$pid" || { cat "$tmp/console"; fail "the echo server did not start"; }
 
 ip netns exec "$NS" python3 - "$NETNS_GUEST_IP" <<'PY' || { cat "$tmp/console"; fail "UDP echo failed"; }
 import socket, sys

@@ -16,7 +16,7 @@ command -v python3 >/dev/null && command -v ab >/dev/null && command -v curl >/d
 	skip "python3, ab or curl missing"
 FLOOD=$ROOT/tests/integration/lib/flood.py
 uk_tap_start "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s"
-wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
+guest_wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
 
 show_fail() { uk_tap_stop >/dev/null; tail -n 30 "$UK_TMP/console"; fail "$@"; }
 

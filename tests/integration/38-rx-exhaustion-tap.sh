@@ -11,7 +11,7 @@ ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu
 . "$ROOT/tests/integration/lib/net.sh"
 command -v python3 >/dev/null || skip "python3 missing"
 uk_tap_start "$ROOT/$BUILD/apps/rxsink.elf" "-d 4 -n 96"
-wait_console "$UK_TMP/console" '^rxsink: ready' 30 "$UK_PID" || { cat "$UK_TMP/console"; fail "rxsink did not start"; }
+guest_wait_console "$UK_TMP/console" '^rxsink: ready' 30 "$UK_PID" || { cat "$UK_TMP/console"; fail "rxsink did not start"; }
 
 "${NET_EXEC[@]}" python3 - "$NETNS_GUEST_IP" <<'PY' || { kill "$UK_PID"; tr -d '\r' <"$UK_TMP/console"; fail "client check failed"; }
 import random, socket, sys, threading

@@ -74,7 +74,7 @@ for mode in ${SLOW_ONLY:-$SLOW_MODES}; do # SLOW_ONLY=MODE: one of them
 		"$LOADER" "$IMAGE" <"$tmp/stdin" >"$tmp/console" 2>&1 &
 	pid=$!
 	exec 3>"$tmp/stdin"
-	wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
+	guest_wait_http "$url/" 60 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
 	ab_load "$url/" 200 8 -k || fail "warm-up load failed"
 	sleep 1
 	snapshot

@@ -34,7 +34,7 @@ for mode in ${SLOW_ONLY:-$SLOW_MODES}; do # SLOW_ONLY=MODE: one of them
 		--append "console=ttyS0 quiet panic=-1 ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 80 -s" \
 		"$kernel" "$initrd" -- -pidfile "$tmp/qemu.pid" </dev/null >"$tmp/console" 2>&1 &
 	pid=$!
-	wait_http "$url/" 150 "$pid" || { cat "$tmp/console"; fail "no HTTP answer from the Linux guest"; }
+	guest_wait_http "$url/" 150 "$pid" || { cat "$tmp/console"; fail "no HTTP answer from the Linux guest"; }
 	ab_load "$url/" 200 8 -k || fail "warm-up load failed"
 
 	slow_attack "$NETNS_GUEST_IP" 80 || { tail -n 20 "$tmp/console"; fail "$mode: $SLOW_FAILED"; }

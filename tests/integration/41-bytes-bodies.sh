@@ -34,7 +34,7 @@ echo "== native"
 port=$(free_port)
 "$httpd" -a 127.0.0.1 -p "$port" -s >"$tmp/native.log" 2>&1 &
 pids+=($!)
-wait_http "http://127.0.0.1:$port/" 10 || fail "httpd did not answer: $(cat "$tmp/native.log")"
+guest_wait_http "http://127.0.0.1:$port/" 10 || fail "httpd did not answer: $(cat "$tmp/native.log")"
 python3 "$BODIES" 127.0.0.1 "$port" || fail "native: bodies.py"
 recipe "http://127.0.0.1:$port" 3000000
 curl -s "http://127.0.0.1:$port/__shutdown" >/dev/null
@@ -45,7 +45,7 @@ if netns_usable; then
 	# (uk_tap_start's own clean-up, and ours)
 	trap '[ -n "$UK_PID" ] && kill "$UK_PID" 2>/dev/null; for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 		wait 2>/dev/null; netns_destroy "$UK_NS"; rm -rf "$UK_TMP" "$tmp"' EXIT
-	wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
+	guest_wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
 	"${NET_EXEC[@]}" python3 "$BODIES" "$NETNS_GUEST_IP" 80 || { uk_tap_stop | tail -n 20; fail "tap: bodies.py"; }
 	recipe "$UK_URL" 3000000
 	uk_tap_stop >/dev/null
@@ -62,7 +62,7 @@ port=$(free_port)
 	"$LOADER" "$IMAGE" </dev/null >"$tmp/user.console" 2>&1 &
 upid=$!
 pids+=($upid)
-wait_http "http://127.0.0.1:$port/" 60 "$upid" || { cat "$tmp/user.console"; fail "user: no HTTP answer"; }
+guest_wait_http "http://127.0.0.1:$port/" 60 "$upid" || { cat "$tmp/user.console"; fail "user: no HTTP answer"; }
 python3 "$BODIES" 127.0.0.1 "$port" || { tail -n 20 "$tmp/user.console"; fail "user: bodies.py"; }
 curl -s -m 5 "http://127.0.0.1:$port/__shutdown" >/dev/null
 wait "$upid"

@@ -27,7 +27,7 @@ start() { # ARGS...: httpd on a free port; sets port, pid
 	port=$(free_port)
 	"$httpd" -a 127.0.0.1 -p "$port" -s "$@" >"$tmp/log" 2>&1 &
 	pid=$!
-	wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "httpd did not answer: $(cat "$tmp/log")"
+	guest_wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "httpd did not answer: $(cat "$tmp/log")"
 }
 stop() { # sets line to httpd's counters
 	curl -s "http://127.0.0.1:$port/__shutdown" >/dev/null

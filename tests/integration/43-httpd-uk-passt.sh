@@ -17,18 +17,16 @@ IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
 command -v passt >/dev/null || skip "passt is not installed (mk/deps.sh packages)"
 command -v ab >/dev/null && command -v curl >/dev/null || skip "ab or curl missing"
 tmp=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'guest_kill; rm -rf "$tmp"' EXIT
 port=$(free_port)
 url=http://127.0.0.1:$port
 
-"$QEMU_RUN" --net passt --hostfwd "$port:80" --timeout 300 --append "-- -p 80 -s" \
-	"$LOADER" "$IMAGE" </dev/null >"$tmp/console" 2>&1 &
-pid=$!
+guest_start "$tmp/console" "" "$QEMU_RUN" --net passt --hostfwd "$port:80" --timeout 300 \
+	--append "-- -p 80 -s" "$LOADER" "$IMAGE"
 # Not a probe before the server listens: a connection passt forwards before
 # the guest's network is up keeps passt spinning for seconds.
-wait_console "$tmp/console" '^httpd: listening' 60 "$pid" || { cat "$tmp/console"; fail "httpd did not start"; }
-wait_http "$url/" 30 "$pid" || { cat "$tmp/console"; fail "no HTTP answer through passt"; }
+guest_wait_console "$tmp/console" '^httpd: listening' 60 || { cat "$tmp/console"; fail "httpd did not start"; }
+guest_wait_http "$url/" 30 || { cat "$tmp/console"; fail "no HTTP answer through passt"; }
 tr -d '\r' <"$tmp/console" | contains -E '^net: 52:54:00:12:34:56 ip 10\.0\.2\.15/24 gw 10\.0\.2\.2 \(dhcp\)$' ||
 	{ cat "$tmp/console"; fail "no DHCP address line (passt gives slirp's addresses)"; }
 
@@ -63,9 +61,8 @@ else
 fi
 
 curl -s -m 5 "$url/__shutdown" >/dev/null
-wait "$pid"
-rc=$?
-pid=""
+guest_wait_exit 310 # qemu-run's --timeout ends it before
+rc=$GUEST_RC
 tr -d '\r' <"$tmp/console"
 [ $rc = 0 ] || fail "exit status $rc after the shutdown request"
 [ -z "$(ss -Hltn "sport = :$port")" ] || fail "something still listens on 127.0.0.1:$port (passt not stopped?)"

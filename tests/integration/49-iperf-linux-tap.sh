@@ -36,7 +36,7 @@ rm -rf "$IPERF_TMP"
 
 echo "=== Debian's iperf3 -s in the Linux guest"
 iperf_boot tap 200 "$KERNEL" "$INITRD" "$LINUX app=iperf3 %NET% -- -s -p 5201"
-wait_console "$IPERF_CONSOLE" '^Server listening on 5201' 150 "$IPERF_PID" ||
+guest_wait_console "$IPERF_CONSOLE" '^Server listening on 5201' 150 "$IPERF_PID" ||
 	{ iperf_console; fail "iperf3 -s did not start in the guest"; }
 iperf_client_only "--min-sent $((64 * M)) --receiver-may-lag" -n 64M
 iperf_client_only "--min-sent $((64 * M)) --receiver-may-lag --reverse" -n 64M -R

@@ -18,7 +18,7 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 port=$(free_port)
 "$httpd" -a 127.0.0.1 -p "$port" -s >"$tmp/log" 2>&1 &
 pid=$!
-wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "httpd did not answer (log: $(cat "$tmp/log"))"
+guest_wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "httpd did not answer (log: $(cat "$tmp/log"))"
 url=http://127.0.0.1:$port
 
 BODY='Hello from httpd, a poll()-based server.\n'
@@ -99,7 +99,7 @@ echo "== without -s, /__shutdown is 404; SIGTERM stops it"
 port=$(free_port)
 "$httpd" -a 127.0.0.1 -p "$port" -q &
 pid=$!
-wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "second httpd did not answer"
+guest_wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "second httpd did not answer"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/__shutdown")" = 404 ] || fail "shutdown not refused"
 kill -TERM "$pid"
 wait "$pid"; rc=$?; pid=""

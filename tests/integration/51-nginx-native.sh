@@ -37,7 +37,7 @@ contains -F '__shutdown' <"$tmp/conf" && fail "a shutdown location without -s"
 port=$(free_port)
 "$run" -a 127.0.0.1 -p "$port" -s >"$tmp/log" 2>&1 &
 pid=$!
-wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "nginx did not answer (log: $(cat "$tmp/log"))"
+guest_wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "nginx did not answer (log: $(cat "$tmp/log"))"
 url=http://127.0.0.1:$port
 dir=$(sed -n 's|.*configuration \(.*\)/nginx.conf$|\1|p' "$tmp/log")
 [ -d "$dir" ] || fail "nginx-run did not say where its directory is: $(cat "$tmp/log")"
@@ -88,7 +88,7 @@ echo "== without -s, /__shutdown is 404; SIGTERM stops it with 0"
 port=$(free_port)
 "$run" -a 127.0.0.1 -p "$port" -q &
 pid=$!
-wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "second nginx did not answer"
+guest_wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "second nginx did not answer"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/__shutdown")" = 404 ] || fail "shutdown not refused"
 echo "== the port taken: nginx fails, nginx-run says 1"
 "$run" -a 127.0.0.1 -p "$port" -q 2>"$tmp/err"; rc=$?
@@ -102,7 +102,7 @@ echo "== nginx-run killed: nginx goes with it"
 port=$(free_port)
 "$run" -a 127.0.0.1 -p "$port" >"$tmp/log" 2>&1 &
 pid=$!
-wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "third nginx did not answer"
+guest_wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "third nginx did not answer"
 dir=$(sed -n 's|.*configuration \(.*\)/nginx.conf$|\1|p' "$tmp/log")
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null; pid=""

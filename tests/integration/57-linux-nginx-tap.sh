@@ -22,7 +22,7 @@ echo "linux-nginx: $GUEST_PREFIX, $GUEST_INITRD"
 echo "== booting linux-nginx (tap)"
 linux_tap_start "$GUEST_KERNEL" "$GUEST_INITRD" "$GUEST_PREFIX" "-p 8080 -s"
 SECONDS=0
-wait_http "$LG_URL/" 150 "$LG_PID" || { cat "$LG_TMP/console"; fail "no HTTP answer from the guest"; }
+guest_wait_http "$LG_URL/" 150 "$LG_PID" || { cat "$LG_TMP/console"; fail "no HTTP answer from the guest"; }
 echo "first response after ${SECONDS}s"
 
 HEAD200='HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n'

@@ -71,7 +71,7 @@ echo "== a real run against the host's httpd, with a stand-in guest console"
 port=$(free_port)
 "$ROOT/$BUILD/host/httpd" -a 127.0.0.1 -p "$port" -q -s >"$tmp/httpd.log" 2>&1 &
 srv=$!
-wait_http "http://127.0.0.1:$port/" 10 "$srv" || fail "httpd did not answer"
+guest_wait_http "http://127.0.0.1:$port/" 10 "$srv" || fail "httpd did not answer"
 mkfifo "$tmp/in"
 exec {keep}<>"$tmp/in" # held open, as run-bench holds the guest's
 : >"$tmp/console"

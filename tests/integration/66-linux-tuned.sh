@@ -31,7 +31,7 @@ port=$(free_port)
 "$QEMU_RUN" --net user --hostfwd "$port:8080" --timeout 200 --append "$GUEST_PREFIX $net -- -p 8080 -s" \
 	"$GUEST_KERNEL" "$GUEST_INITRD" -- -pidfile "$tmp/qemu.pid" </dev/null >"$tmp/console" 2>&1 &
 pid=$!
-wait_http "http://127.0.0.1:$port/" 150 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
+guest_wait_http "http://127.0.0.1:$port/" 150 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
 tr -d '\r' <"$tmp/console" | contains -x 'init: net.core.busy_poll=50 net.core.busy_read=50' ||
 	{ cat "$tmp/console"; fail "init did not set busy polling"; }
 curl -s "http://127.0.0.1:$port/" | contains '^Hello from httpd' || fail "GET / gave no page"

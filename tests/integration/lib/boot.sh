@@ -8,10 +8,10 @@
 #   expect_not REGEX [what]                        fails if a line matches
 #   fail MESSAGE                                   prints OUT and exits 1
 #   contains [GREP-OPTION...] RE                   whether stdin has a line matching RE, read to
-#                                                  its end (`cmd | grep -q` under pipefail fails
-#                                                  when grep's early exit kills cmd with SIGPIPE)
+#                                                  its end (tools/lib/guest.sh's)
 set -u
 : "${ROOT:?run through tests/run-integration}"
+. "$ROOT/tools/lib/guest.sh"
 BUILD=${BUILD:-build}
 LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
 HELLO=$ROOT/$BUILD/apps/hello.elf
@@ -56,5 +56,3 @@ expect() {
 expect_not() {
 	! grep -Eq -- "$1" <<<"$OUT" || fail "a line matches /$1/ ${2:-}"
 }
-
-contains() { grep "$@" >/dev/null; }

@@ -42,7 +42,7 @@ bulk_boot() {
 	"${NET_EXEC[@]}" "$QEMU_RUN" "${net[@]}" --timeout 280 --append "$append $opts --" \
 		"$LOADER" "$image" </dev/null >"$BULK_TMP/console" 2>&1 &
 	BULK_PID=$!
-	wait_console "$BULK_TMP/console" '^bulk: ready' 60 "$BULK_PID" || { cat "$BULK_TMP/console"; fail "bulk did not start"; }
+	guest_wait_console "$BULK_TMP/console" '^bulk: ready' 60 "$BULK_PID" || { cat "$BULK_TMP/console"; fail "bulk did not start"; }
 	local rc=0
 	"${NET_EXEC[@]}" python3 "$ROOT/tests/integration/lib/bulk.py" "$host" "$ports" --bytes "$bytes" \
 		--streams "$streams" --timeout 150 --quit || rc=1

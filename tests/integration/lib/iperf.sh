@@ -35,7 +35,7 @@ IPERF_SHUTDOWN_COOKIE=----------shutdown-iperf------------
 iperf_console() { tr -d '\r' <"$IPERF_CONSOLE"; }
 
 iperf_wait_listening() {
-	wait_console "$IPERF_CONSOLE" '^iperf: listening' "$1" "$IPERF_PID" ||
+	guest_wait_console "$IPERF_CONSOLE" '^iperf: listening' "$1" "$IPERF_PID" ||
 		{ iperf_console; fail "the iperf server did not start"; }
 }
 
@@ -101,8 +101,7 @@ iperf_boot() {
 	local backend=$1 secs=$2 kernel=$3 initrd=$4 append=$5 net
 	IPERF_TMP=$(mktemp -d) IPERF_NS="" IPERF_PID=""
 	IPERF_CONSOLE=$IPERF_TMP/console
-	trap '[ -n "$IPERF_PID" ] && kill "$IPERF_PID" 2>/dev/null; wait 2>/dev/null
-		netns_destroy "$IPERF_NS"; rm -rf "$IPERF_TMP"' EXIT
+	trap 'guest_kill; netns_destroy "$IPERF_NS"; rm -rf "$IPERF_TMP"' EXIT
 	if [ "$backend" = tap ]; then
 		netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
 		IPERF_NS=iperf-$$
@@ -117,16 +116,17 @@ iperf_boot() {
 		net=(--net user --hostfwd "$IPERF_PORT:5201")
 		GUEST_NET="ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"
 	fi
-	append=${append//%NET%/$GUEST_NET}
+	append=${append//%NET%/$GUEST_NET} IPERF_LIMIT=$secs
 	echo "+ qemu-run ${net[*]} --append '$append' $kernel $initrd"
-	"${NET_EXEC[@]}" "$QEMU_RUN" "${net[@]}" --timeout "$secs" --append "$append" "$kernel" $initrd \
-		</dev/null >"$IPERF_CONSOLE" 2>&1 &
-	IPERF_PID=$!
+	# shellcheck disable=SC2086 # no INITRD: no word
+	guest_start "$IPERF_CONSOLE" "" "${NET_EXEC[@]}" "$QEMU_RUN" "${net[@]}" --timeout "$secs" --append "$append" \
+		"$kernel" $initrd
+	IPERF_PID=$GUEST_PID
 }
 
 iperf_guest_stop() {
 	iperf_shutdown
-	wait "$IPERF_PID"
-	IPERF_RC=$?
+	guest_wait_exit $((IPERF_LIMIT + 10)) # qemu-run's --timeout ends it before
+	IPERF_RC=$GUEST_RC
 	IPERF_PID=""
 }

@@ -1,26 +1,16 @@
 # lib/net.sh: shell helpers for the network integration tests (sourced).
 #
-# Offers (besides tools/netns.sh's netns_* functions):
+# Offers (besides tools/netns.sh's netns_* functions and tools/lib/guest.sh's
+# contains, guest_start, guest_wait_http URL SECS [PID] (through $NET_EXEC),
+# guest_wait_console FILE RE SECS [PID] and the rest):
 #   skip MSG                 print MSG, exit 77 (skipped)
-#   contains [GREP-OPTION...] RE
-#                            whether standard input has a line matching RE,
-#                            read to its end: under pipefail, `cmd | grep -q`
-#                            fails when grep's exit at the first match kills
-#                            cmd with SIGPIPE (141) before it has written all
 #   fail MSG                 print MSG, exit 1
 #   free_port                a TCP port nobody listens on at 127.0.0.1
-#   wait_http URL SECS [PID] poll URL until it answers 200; fail early when
-#                            PID dies; runs through $NET_EXEC (e.g. inside a
-#                            namespace) when that array is set
 #   raw_exchange PORT OUT PART...
 #                            connect to 127.0.0.1:PORT, send each PART (printf
 #                            %b escapes) 0.2 s apart, save everything received
 #                            until the server closes (5 s at most) in OUT
 #   expect_file OUT WANT     byte-for-byte comparison, showing both on a miss
-#   wait_console FILE RE SECS PID
-#                            wait until FILE (a guest console) has a line
-#                            matching RE (grep -E); false on timeout or when
-#                            PID dies first
 #   ab_load URL N C [-k]     ApacheBench through $NET_EXEC: N requests over C
 #                            connections (2 minutes at most); true only when all
 #                            N completed, none failed and none was non-2xx
@@ -50,14 +40,12 @@
 # Traffic goes only to 127.0.0.1 or into namespaces the tests create.
 
 . "${ROOT:-.}/tools/netns.sh"
+. "${ROOT:-.}/tools/lib/guest.sh"
 
 NET_EXEC=()
 
 skip() { echo "$*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
-
-# Reads all of its input (see the header): never `| grep -q` under pipefail.
-contains() { grep "$@" >/dev/null; }
 
 free_port() {
 	local p i
@@ -66,16 +54,6 @@ free_port() {
 		[ -z "$(ss -Htln "sport = :$p" 2>/dev/null)" ] && { echo $p; return; }
 	done
 	fail "no free port"
-}
-
-wait_http() {
-	local url=$1 secs=$2 pid=${3:-} end=$((SECONDS + $2))
-	while [ $SECONDS -lt $end ]; do
-		[ "$("${NET_EXEC[@]}" curl -s -o /dev/null -w '%{http_code}' --connect-timeout 0.5 -m 1 "$url")" = 200 ] && return 0
-		[ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null && return 1
-		sleep 0.1
-	done
-	return 1
 }
 
 raw_exchange() {
@@ -101,16 +79,6 @@ expect_file() {
 		echo "--- got:"; od -c "$got" | head -40
 		fail "response differs ($got)"
 	fi
-}
-
-wait_console() {
-	local file=$1 re=$2 pid=$4 i
-	for i in $(seq $(($3 * 10))); do
-		grep -Eq "$re" "$file" && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -Eq "$re" "$file"
 }
 
 ab_load() {
@@ -166,22 +134,20 @@ linux_tap_start() {
 	[ -f "$kernel" ] && [ -f "$initrd" ] || skip "Linux guest not built ($kernel, $initrd)"
 	netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
 	LG_NS=lg-$$ LG_TMP=$(mktemp -d) LG_PID=""
-	trap '[ -s "$LG_TMP/qemu.pid" ] && kill "$(cat "$LG_TMP/qemu.pid")" 2>/dev/null
-		[ -n "$LG_PID" ] && kill "$LG_PID" 2>/dev/null; wait 2>/dev/null
-		netns_destroy "$LG_NS"; rm -rf "$LG_TMP"' EXIT
+	trap 'guest_kill; netns_destroy "$LG_NS"; rm -rf "$LG_TMP"' EXIT
 	netns_create "$LG_NS" || skip "cannot create a network namespace here"
 	NET_EXEC=(ip netns exec "$LG_NS")
 	LG_HOST=$NETNS_GUEST_IP LG_URL=http://$NETNS_GUEST_IP:8080
-	"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 200 \
-		--append "$prefix ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- $args" "$kernel" "$initrd" \
-		-- -pidfile "$LG_TMP/qemu.pid" </dev/null >"$LG_TMP/console" 2>&1 &
-	LG_PID=$!
+	guest_start "$LG_TMP/console" "$LG_TMP/qemu.pid" "${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" \
+		--timeout 200 --append "$prefix ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- $args" \
+		"$kernel" "$initrd"
+	LG_PID=$GUEST_PID
 }
 
 linux_tap_stop() {
 	"${NET_EXEC[@]}" curl -s -m 5 "$LG_URL/__shutdown" >/dev/null
-	wait "$LG_PID"
-	LG_RC=$?
+	guest_wait_exit 210 # qemu-run's --timeout ends it before
+	LG_RC=$GUEST_RC
 	LG_PID=""
 	rm -f "$LG_TMP/qemu.pid"
 	tr -d '\r' <"$LG_TMP/console" >"$LG_TMP/c" && mv "$LG_TMP/c" "$LG_TMP/console"
@@ -198,9 +164,7 @@ linux_guest_check() {
 	command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
 	tmp=$(mktemp -d)
 	LG_TMP=$tmp LG_PID="" LG_NS=""
-	trap '[ -s "$LG_TMP/qemu.pid" ] && kill "$(cat "$LG_TMP/qemu.pid")" 2>/dev/null
-		[ -n "$LG_PID" ] && kill "$LG_PID" 2>/dev/null; wait 2>/dev/null
-		netns_destroy "$LG_NS"; rm -rf "$LG_TMP"' EXIT
+	trap 'guest_kill; netns_destroy "$LG_NS"; rm -rf "$LG_TMP"' EXIT
 	if [ "$backend" = tap ]; then
 		netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
 		LG_NS=itest-$$
@@ -217,12 +181,11 @@ linux_guest_check() {
 		append="ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"
 	fi
 	echo "== booting the Linux guest ($backend)"
-	"${NET_EXEC[@]}" "$QEMU_RUN" "${net[@]}" --timeout 200 \
-		--append "console=ttyS0 quiet panic=-1 $append -- -p 8080 -s" "$kernel" "$initrd" \
-		-- -pidfile "$tmp/qemu.pid" </dev/null >"$tmp/console" 2>&1 &
-	LG_PID=$!
+	guest_start "$tmp/console" "$tmp/qemu.pid" "${NET_EXEC[@]}" "$QEMU_RUN" "${net[@]}" --timeout 200 \
+		--append "console=ttyS0 quiet panic=-1 $append -- -p 8080 -s" "$kernel" "$initrd"
+	LG_PID=$GUEST_PID
 	SECONDS=0
-	wait_http "$url/" 150 "$LG_PID" || { cat "$tmp/console"; fail "no HTTP answer from the guest"; }
+	guest_wait_http "$url/" 150 || { cat "$tmp/console"; fail "no HTTP answer from the guest"; }
 	echo "first response after ${SECONDS}s"
 
 	"${NET_EXEC[@]}" curl -s -i "$url/" >"$tmp/got"
@@ -234,7 +197,8 @@ linux_guest_check() {
 
 	echo "== shutdown request"
 	"${NET_EXEC[@]}" curl -s -m 5 "$url/__shutdown" >/dev/null
-	wait "$LG_PID"; rc=$?; LG_PID=""
+	guest_wait_exit 210 # qemu-run's --timeout ends it before
+	rc=$GUEST_RC LG_PID=""
 	cat "$tmp/console"
 	[ $rc = 0 ] || fail "qemu-run returned $rc, not the app's 0"
 	echo "all good"
@@ -245,21 +209,20 @@ uk_tap_start() {
 	[ -f "$image" ] || fail "no $image"
 	netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
 	UK_NS=uk-$$ UK_TMP=$(mktemp -d) UK_PID=""
-	trap '[ -n "$UK_PID" ] && kill "$UK_PID" 2>/dev/null; wait 2>/dev/null
-		netns_destroy "$UK_NS"; rm -rf "$UK_TMP"' EXIT
+	trap 'guest_kill; netns_destroy "$UK_NS"; rm -rf "$UK_TMP"' EXIT
 	netns_create "$UK_NS" || skip "cannot create a network namespace here"
 	NET_EXEC=(ip netns exec "$UK_NS")
 	UK_URL=http://$NETNS_GUEST_IP
-	"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 120 \
+	guest_start "$UK_TMP/console" "" "${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 120 \
 		--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- $args" \
-		"$ROOT/$BUILD/loader/loader.elf" "$image" </dev/null >"$UK_TMP/console" 2>&1 &
-	UK_PID=$!
+		"$ROOT/$BUILD/loader/loader.elf" "$image"
+	UK_PID=$GUEST_PID
 }
 
 uk_tap_stop() {
 	"${NET_EXEC[@]}" curl -s -m 5 "$UK_URL/__shutdown" >/dev/null
-	wait "$UK_PID"
-	UK_RC=$?
+	guest_wait_exit 130 # qemu-run's --timeout ends it before
+	UK_RC=$GUEST_RC
 	UK_PID=""
 	tr -d '\r' <"$UK_TMP/console" >"$UK_TMP/c" && mv "$UK_TMP/c" "$UK_TMP/console"
 	cat "$UK_TMP/console"
