@@ -130,9 +130,10 @@ sys.exit(0 if answered == count else 1)
 PY
 
 echo "== one client port three times in a row (the server holds it in TIME_WAIT)"
-# Outside the ephemeral range (32768-60999): the burst above cannot have left
-# this port in the client's own TIME_WAIT.
-cport=$((61000 + RANDOM % 1000))
+# Above the namespace's ephemeral range (tools/netns.sh ends it at
+# NETNS_CLIENT_PORT_MAX): the loads above cannot have left this port in the
+# client's own TIME_WAIT, where binding it would fail.
+cport=$((NETNS_CLIENT_PORT_MAX + 1 + RANDOM % 1000))
 # A SYN the server did not accept at once is sent again by the client's
 # kernel after 1 s: the namespace's count of SYN retransmissions says so
 # whatever the machine's speed.
