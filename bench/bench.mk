@@ -190,9 +190,10 @@ FIXES_VARIANTS := baseline all
 FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),1) LOAD_SECS=$(or $(LOAD_SECS),2) \
 	IDLE_SECS=$(or $(IDLE_SECS),2) ORDER=$(or $(ORDER),shuffle) LOADS='$(or $(LOADS),k64 c16)'
 else
-FIXES_VARIANTS := $(strip $(if $(filter steps all,$(FIXES_SET)),$(FIXES_STEPS)) \
-	$(if $(filter loo all,$(FIXES_SET)),$(filter-out $(FIXES_STEPS),$(FIXES_LOO))) \
-	$(if $(filter ideas all,$(FIXES_SET)),$(filter-out $(FIXES_STEPS) $(FIXES_LOO),$(FIXES_IDEAS))))
+# Each set's builds, `all` once however many sets name it.
+fixes_once = $(if $1,$(firstword $1) $(call fixes_once,$(filter-out $(firstword $1),$1)))
+FIXES_VARIANTS := $(strip $(call fixes_once,$(if $(filter steps all,$(FIXES_SET)),$(FIXES_STEPS)) \
+	$(if $(filter loo all,$(FIXES_SET)),$(FIXES_LOO)) $(if $(filter ideas all,$(FIXES_SET)),$(FIXES_IDEAS))))
 FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),15) LOAD_SECS=$(or $(LOAD_SECS),1) \
 	IDLE_SECS=$(or $(IDLE_SECS),5) ORDER=$(or $(ORDER),shuffle) $(if $(LOADS),LOADS='$(LOADS)')
 endif
