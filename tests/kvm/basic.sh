@@ -85,7 +85,8 @@ iperf_bytes() { # JSON: what the receiver counted
 	awk '/"sum_received"/ { on = 1 } on && /"bytes"/ { gsub(/[^0-9]/, ""); print; exit }' "$1"
 }
 guest_start tap "$LOADER" build/apps/iperf.elf "$(guest_append tap) -- -s"
-for i in $(seq 1 100); do tr -d '\r' <"$GUEST_CONSOLE" | contains '^iperf: listening' && break; sleep 0.1; done
+for i in $(seq 1 600); do tr -d '\r' <"$GUEST_CONSOLE" | contains '^iperf: listening' && break; sleep 0.1; done
+tr -d '\r' <"$GUEST_CONSOLE" | contains '^iperf: listening' || fail "iperf: not listening within 60 s"
 M=$((64 * 1024 * 1024))
 for dir in up down; do
 	r="" && [ $dir = down ] && r=-R
@@ -104,7 +105,8 @@ done
 
 # ---- UDP --------------------------------------------------------------------
 guest_start tap "$LOADER" build/apps/sockcheck.elf "$(guest_append tap) -- --refuse $HOST_IP --udp-echo 3"
-for i in $(seq 1 100); do tr -d '\r' <"$GUEST_CONSOLE" | contains 'udp echo: listening' && break; sleep 0.1; done
+for i in $(seq 1 600); do tr -d '\r' <"$GUEST_CONSOLE" | contains 'udp echo: listening' && break; sleep 0.1; done
+tr -d '\r' <"$GUEST_CONSOLE" | contains 'udp echo: listening' || fail "sockcheck: no UDP echo within 60 s"
 build/nested/bin/udpcheck "$GUEST_IP" 7 1 512 1400 || fail "UDP echo"
 guest_wait
 [ "$GUEST_RC" = 0 ] || fail "sockcheck: status $GUEST_RC"

@@ -42,15 +42,25 @@ fail() {
 	exit 1
 }
 
+# Waits (bounded) until IFNAME is gone: the previous guest's tap outlives
+# its QEMU for a moment, and an address given to it is lost with it.
+tap_gone() {
+	local i
+	for i in $(seq 1 600); do
+		ip link show "$1" >/dev/null 2>&1 || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 tap_up() {
 	local i
-	for i in $(seq 1 100); do
+	for i in $(seq 1 600); do
 		ip link show "$1" >/dev/null 2>&1 && break
 		kill -0 "$GUEST_PID" 2>/dev/null || return 1
 		sleep 0.1
 	done
-	ip addr add "$HOST_IP/24" dev "$1" 2>/dev/null
-	ip link set "$1" up
+	ip addr add "$HOST_IP/24" dev "$1" && ip link set "$1" up
 }
 
 guest_append() {
@@ -70,6 +80,7 @@ guest_start() {
 	vhost) netargs=(--net tap --tap tap0 --vhost) GUEST_IP=$TAP_GUEST_IP ;;
 	*) fail "no back-end $net" ;;
 	esac
+	[ "$net" = user ] || tap_gone tap0 || fail "tap0 of the previous guest is still there"
 	GUEST_CONSOLE=$KTMP/console.$((++GUEST_SEQ))
 	rm -f "$KTMP/in" && mkfifo "$KTMP/in"
 	ACCEL=kvm "$ROOT/tools/qemu-run" "${netargs[@]}" --timeout 600 --append "$append" \
