@@ -93,11 +93,9 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	const struct sockaddr_in *sin = NULL;
 	int e = sockaddr_in_of(addr, len, &sin);
-	if (e && udp_sock_of(fd))
-		return fail(e);
 	struct udp_sock *u = udp_sock_of(fd);
 	if (u)
-		return udp_result(udp_sock_bind(u, sin));
+		return e ? fail(e) : udp_result(udp_sock_bind(u, sin));
 	struct sock *s = tcp_sock_or_errno(fd);
 	if (!s)
 		return -1;
@@ -255,13 +253,12 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	const struct sockaddr_in *sin = NULL;
 	int e = sockaddr_in_of(addr, len, &sin);
-	if (udp_sock_of(fd) && addr && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC)
-		e = 0, sin = (const struct sockaddr_in *)addr; /* dissolve the association */
-	if (e && udp_sock_of(fd))
-		return fail(e);
 	struct udp_sock *u = udp_sock_of(fd);
-	if (u)
-		return udp_result(udp_sock_connect(u, sin));
+	if (u) {
+		if (addr && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC)
+			e = 0, sin = (const struct sockaddr_in *)addr; /* dissolve the association */
+		return e ? fail(e) : udp_result(udp_sock_connect(u, sin));
+	}
 	struct sock *s = tcp_sock_or_errno(fd);
 	if (!s)
 		return -1;
