@@ -6,6 +6,8 @@
 #   stress.sh BACKEND IMAGE ROUNDS REQUESTS CONCURRENCY...
 #     BACKEND      user, tap or vhost (L2's back-end in L1)
 #     IMAGE        under build/, e.g. apps/httpd-all.elf; or `linux`
+#     CONCURRENCY  N for ab -c N (a new connection per request), kN for
+#                  ab -k -c N (keep-alive)
 #
 # Each round boots the guest, runs ab -n REQUESTS -c C for each CONCURRENCY
 # (a new connection per request), and stops it with GET /__shutdown: a
@@ -18,37 +20,20 @@
 cd "$ROOT"
 backend=$1 image=$2 rounds=$3 requests=$4
 shift 4
-MON=127.0.0.1:4444
-
-mon() { (echo "$1"; sleep 1) | nc "${MON%:*}" "${MON#*:}" 2>/dev/null | tr -d '\r' |
-	sed 's/\x1b\[[0-9;]*[A-Za-z]//g' | grep -av '^(qemu)'; }
-
-# Where L2 is, and what L1's KVM saw: printed for a round that failed.
-post_mortem() {
-	say "post-mortem: $*"
-	mon "info registers" | head -n 24
-	mon "x/4i \$pc"
-	mon "info lapic" | grep -E 'Timer|LVTT|ISR|IRR|PPR'
-	grep -E ' (kvm|kvm_amd)$' /proc/modules
-	kvm_stats | grep -E '^(exits|halt_exits|irq_injections|mmio_exits) '
-	sleep 2
-	kvm_stats | grep -E '^(exits|halt_exits|irq_injections|mmio_exits) '
-	echo "--- guest console (last 30 lines)"
-	tr -d '\r' <"$GUEST_CONSOLE" | tail -n 30
-}
 
 for round in $(seq 1 "$rounds"); do
 	if [ "$image" = linux ]; then
 		guest_start "$backend" build/linux/vmlinuz build/linux/initrd.img \
-			"console=ttyS0 quiet panic=-1 $(guest_append "$backend") -- -p 80 -s" -- -monitor "tcp:$MON,server,nowait"
+			"console=ttyS0 quiet panic=-1 $(guest_append "$backend") -- -p 80 -s" -- -monitor "tcp:$GUEST_MON,server,nowait"
 	else
 		guest_start "$backend" "$LOADER" "build/$image" "$(guest_append "$backend") -- -p 80 -s" \
-			-- -monitor "tcp:$MON,server,nowait"
+			-- -monitor "tcp:$GUEST_MON,server,nowait"
 	fi
 	url=http://$GUEST_IP/
 	guest_wait_http "$url" 120
 	for c in "$@"; do
-		ab -q -n "$requests" -c "$c" -s 20 "$url" >"$KTMP/ab" 2>&1
+		k="" && [ "${c#k}" != "$c" ] && k=-k
+		ab -q $k -n "$requests" -c "${c#k}" -s 20 "$url" >"$KTMP/ab" 2>&1
 		done_n=$(sed -n 's/^Complete requests: *\([0-9]*\)/\1/p' "$KTMP/ab")
 		failed=$(sed -n 's/^Failed requests: *\([0-9]*\)/\1/p' "$KTMP/ab")
 		rps=$(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$KTMP/ab")

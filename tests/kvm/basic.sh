@@ -115,12 +115,25 @@ tr -d '\r' <"$GUEST_CONSOLE" | contains -E '^kernel: waits .*exit drain polls [0
 say "UDP echo good"
 
 # ---- the Linux guest --------------------------------------------------------
-guest_start tap build/linux/vmlinuz build/linux/initrd.img \
-	"console=ttyS0 quiet panic=-1 $(guest_append tap) -- -p 80 -s"
-guest_wait_http "$url/" 120
-[ "$(curl -s -i "$url/")" = "$want_root" ] || fail "Linux guest: GET / differs"
-ab_ok "$url/" 1000 4 -k || fail "Linux guest: ab -k -c 4"
-say "Linux guest ab -k -c 4: $AB_RPS req/s, 0 failed"
-guest_stop_http "$url"
-[ "$GUEST_RC" = 0 ] || fail "Linux guest: status $GUEST_RC"
+# The comparison's guest, not ours: its kernel, under the L0 emulator's SVM
+# (docs/kvm.md, "The wedge"), has stalled mid-load in one of many CI runs.
+# A stall is diagnosed into the log (post_mortem) and the guest is booted
+# once more; a second failure fails the test.
+linux_serves() {
+	guest_start tap build/linux/vmlinuz build/linux/initrd.img \
+		"console=ttyS0 quiet panic=-1 $(guest_append tap) -- -p 80 -s" -- -monitor "tcp:$GUEST_MON,server,nowait"
+	guest_wait_http "$url/" 120
+	[ "$(curl -s -i "$url/")" = "$want_root" ] || fail "Linux guest: GET / differs"
+	if ! ab_ok "$url/" 1000 4 -k; then
+		post_mortem "Linux guest: ab -k -c 4 did not complete"
+		kill "$GUEST_PID" 2>/dev/null
+		guest_wait
+		return 1
+	fi
+	say "Linux guest ab -k -c 4: $AB_RPS req/s, 0 failed"
+	guest_stop_http "$url"
+	[ "$GUEST_RC" = 0 ] || fail "Linux guest: status $GUEST_RC"
+}
+linux_serves || { say "the Linux guest stalled; booting it once more"; linux_serves; } ||
+	fail "Linux guest: ab -k -c 4, twice"
 say "all good"

@@ -27,8 +27,13 @@
 #   kvm_delta BEFORE AFTER   "name delta" for each counter of two kvm_stats
 #   ab_ok URL N C [-k]       ab: true when all N completed, 0 failed, 0 non-2xx;
 #                            sets AB_RPS
+#   post_mortem MSG...       where L2's vCPU is (QEMU's monitor at $GUEST_MON,
+#                            which the guest must have been started with:
+#                            registers, instructions, local APIC), L1's KVM
+#                            counters 2 s apart, and the console's tail
 set -uo pipefail
 HOST_IP=192.0.2.1 TAP_GUEST_IP=192.0.2.2 USER_GUEST_IP=10.0.2.15
+GUEST_MON=127.0.0.1:4444
 LOADER=$ROOT/build/loader/loader.elf
 KTMP=$(mktemp -d)
 GUEST_PID="" GUEST_CONSOLE=$KTMP/none
@@ -150,4 +155,22 @@ ab_ok() {
 		contains "^Complete requests: *$n\$" <"$out" && contains '^Failed requests: *0$' <"$out" &&
 		! contains '^Non-2xx responses' <"$out" || { cat "$out"; return 1; }
 	AB_RPS=$(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$out")
+}
+
+mon() {
+	(echo "$1"; sleep 1) | nc "${GUEST_MON%:*}" "${GUEST_MON#*:}" 2>/dev/null | tr -d '\r' |
+		sed 's/\x1b\[[0-9;]*[A-Za-z]//g' | grep -av '^(qemu)'
+}
+
+post_mortem() {
+	say "post-mortem: $*"
+	mon "info registers" | head -n 24
+	mon "x/4i \$pc"
+	mon "info lapic" | grep -E 'Timer|LVTT|ISR|IRR|PPR'
+	grep -E ' (kvm|kvm_amd)$' /proc/modules
+	kvm_stats | grep -E '^(exits|halt_exits|irq_injections|mmio_exits) '
+	sleep 2
+	kvm_stats | grep -E '^(exits|halt_exits|irq_injections|mmio_exits) '
+	echo "--- guest console (last 30 lines)"
+	tr -d '\r' <"$GUEST_CONSOLE" | tail -n 30
 }
