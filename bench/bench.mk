@@ -244,21 +244,26 @@ TEST_DEPS += linux-iperf-guest
 # ---- bulk transfers: iperf3 (and ab -k on big bodies) against each guest ---
 #   make bench-bulk          bench/run-bulk: iperf3 -c from the host against
 #                            each guest on tap: one stream up, one down (-R),
-#                            four streams (-P 4), 256-byte writes with -N;
+#                            four streams (-P 4), 256-byte writes with -N,
+#                            and ab -k on 64 KiB (-c 8) and 1 MiB (-c 1)
+#                            bodies from httpd; the unikernel's images are
+#                            release builds (VARIANT=all, as make bench's),
+#                            every guest's flags in meta.txt;
 #                            10 s each, REPS=3 with the guests alternating in
 #                            each repetition; Gbit/s and host CPU seconds
 #                            (QEMU's) per GB moved, medians (min-max), in
 #                            bench/results/bulk-<timestamp>/ (runs.csv,
-#                            meta.txt, summary.md, raw/). About 12 min here
+#                            meta.txt, summary.md, raw/). About 15 min here
 #                            for the default guests: uk, linux (our server),
 #                            linux-iperf3 (Debian's iperf3 -s), native.
 #   make bench-bulk QUICK=1  smoke run: 1 repetition, 2 s per load (~2.5 min)
 # Settings pass through to bench/run-bulk: GUESTS ([NAME=]BASE[+KOPT...]: per
 # guest kernel options), LOADS (up down p4 small), HTTP_LOADS (ab -k against
-# httpd, BYTES:CONCURRENCY, e.g. "65536:1 65536:8 1048576:1 1048576:8"),
+# httpd, BYTES:CONCURRENCY words, default "65536:8 1048576:1", none for none),
 # HTTP_PATH (default /bytes/%s), REPS, SECS, WARMUP, OUT.
 BULK_ENV = BUILD=$(BUILD) $(foreach v,QUICK GUESTS LOADS HTTP_LOADS HTTP_PATH REPS SECS WARMUP OUT,$(if $($(v)),$(v)='$($(v))'))
 
 .PHONY: bench-bulk
-bench-bulk: all $(IPERF_HOST) $(HTTPD_HOST) linux-iperf-guest
+bench-bulk: all $(IPERF_HOST) $(IPERF_HOST).flags $(HTTPD_HOST) $(HTTPD_HOST).flags linux-iperf-guest
+	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
 	$(BULK_ENV) bench/run-bulk

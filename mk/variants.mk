@@ -6,7 +6,8 @@
 #   make VARIANT=NAME     build/apps/httpd-NAME.elf (objects in build/variants/NAME),
 #                         and beside it httpd-NAME.flags (its compiler flags, which
 #                         the benchmark records: every variant is a release build,
-#                         -DNDEBUG, KASSERTs off; `all` is the benchmark's uk guest)
+#                         -DNDEBUG, KASSERTs off; `all` is the benchmark's uk guest,
+#                         and builds build/apps/iperf-all.elf too, for make bench-bulk)
 #   make variants         every variant below
 #   make list-variants    their names and what each changes
 #
@@ -77,10 +78,13 @@ endif
 .PHONY: variant variants list-variants
 variant:
 	@test -n "$(VARIANT)" || { echo "usage: make VARIANT=NAME (make list-variants)" >&2; exit 2; }
-	$(Q)$(MAKE) --no-print-directory VARIANT=$(VARIANT) $(BUILD)/apps/httpd.elf $(LOADER)
+	$(Q)$(MAKE) --no-print-directory VARIANT=$(VARIANT) $(BUILD)/apps/httpd.elf $(LOADER) \
+		$(if $(filter all,$(VARIANT)),$(BUILD)/apps/iperf.elf)
 	@mkdir -p build/apps
 	$(Q)cp $(BUILD)/apps/httpd.elf build/apps/httpd-$(VARIANT).elf
 	@echo '$(strip $(GUEST_CFLAGS))' >build/apps/httpd-$(VARIANT).flags
+	$(Q)$(if $(filter all,$(VARIANT)),cp $(BUILD)/apps/iperf.elf build/apps/iperf-all.elf && \
+		echo '$(strip $(GUEST_CFLAGS))' >build/apps/iperf-all.flags)
 	@echo "built build/apps/httpd-$(VARIANT).elf (off: $(or $(VARIANT_OFF_$(VARIANT)),nothing)$(if $(IDEA_CFLAGS_$(VARIANT)),; $(IDEA_CFLAGS_$(VARIANT))))"
 
 variants: deps

@@ -14,6 +14,10 @@ $(IPERF_HOST): $(IPERF_SRCS) $(IPERF_HDRS) apps/iperf/iperf.mk | $(PKG_STAMP)
 	@mkdir -p $(@D)
 	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) $(IPERF_CFLAGS) -static -o $@ $(IPERF_SRCS)
 
+# Its flags, for the bulk benchmark's meta.txt.
+$(IPERF_HOST).flags: $(IPERF_HOST) apps/iperf/iperf.mk
+	$(call say,GEN,$@)echo '$(or $(HOST_CC),gcc) $(IPERF_CFLAGS) -static ($(shell $(or $(HOST_CC),gcc) -dumpfullversion))' >$@
+
 .PHONY: iperf-host
 iperf-host: $(IPERF_HOST)
 
