@@ -164,8 +164,10 @@ mon() {
 
 post_mortem() {
 	say "post-mortem: $*"
+	mon "info status"
 	mon "info registers" | head -n 24
 	mon "x/4i \$pc"
+	mon "x/8gx \$sp"
 	mon "info lapic" | grep -E 'Timer|LVTT|ISR|IRR|PPR'
 	grep -E ' (kvm|kvm_amd)$' /proc/modules
 	kvm_stats | grep -E '^(exits|halt_exits|irq_injections|mmio_exits) '
