@@ -28,9 +28,10 @@
 #   ab_ok URL N C [-k]       ab: true when all N completed, 0 failed, 0 non-2xx;
 #                            sets AB_RPS
 #   post_mortem MSG...       where L2's vCPU is (QEMU's monitor at $GUEST_MON,
-#                            which the guest must have been started with:
-#                            registers, instructions, local APIC), L1's KVM
-#                            counters 2 s apart, and the console's tail
+#                            which the guest must have been started with: run
+#                            state, registers, instructions, stack, local
+#                            APIC), L1's KVM counters 2 s apart, and the
+#                            console's tail
 set -uo pipefail
 HOST_IP=192.0.2.1 TAP_GUEST_IP=192.0.2.2 USER_GUEST_IP=10.0.2.15
 GUEST_MON=127.0.0.1:4444
