@@ -8,7 +8,8 @@
 # native ones (the host's httpd on the user back-end, 1 s per load, no QEMU),
 # alternating two placements and both load generators, so the batch's rows,
 # its per-run CPU accounting and the summary's sections for them are checked
-# too. Nothing here depends on speed.
+# too. bench/run-bulk, run-kvm and run-costs refuse a busy host the same
+# way (bench/quiet-guard.sh). Nothing here depends on speed.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
 . "$ROOT/tests/integration/lib/net.sh"
@@ -98,4 +99,19 @@ grep -q '^## Each guest under each load generator' "$tmp/forced/summary.md" || f
 if [ "$n" = 2 ]; then
 	grep -q '^## Each guest under each placement' "$tmp/forced/summary.md" || fail "no placement comparison"
 fi
+
+echo "== the other batches share the guard: bulk, KVM exits, costs refuse a busy host"
+guarded() { # NAME COMMAND...: refused with exit 3, the reason, and no results folder
+	local name=$1 rc
+	shift
+	(cd "$ROOT" && env LOADAVG_FILE="$tmp/busy" OUT="$tmp/$name" "$@") >"$tmp/$name.log" 2>&1
+	rc=$?
+	[ $rc = 3 ] && grep -q 'refusing to start: the 1-minute load average is 3.50' "$tmp/$name.log" &&
+		[ ! -e "$tmp/$name" ] || { cat "$tmp/$name.log"; fail "$name on a busy host: exit $rc"; }
+}
+guarded bulk GUESTS=native LOADS=up HTTP_LOADS=none bench/run-bulk
+guarded kvm bench/run-kvm
+guarded costs bench/run-costs 1 10
+(cd "$ROOT" && OUT="$tmp/costs-bad" bench/run-costs five) >"$tmp/costs-bad.log" 2>&1
+[ $? = 2 ] && [ ! -e "$tmp/costs-bad" ] || fail "run-costs five: $(cat "$tmp/costs-bad.log")"
 echo "all good"
