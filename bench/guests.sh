@@ -38,6 +38,10 @@
 #                    "nginx-run nginx nginx": nginx's one worker, which serves
 #                    every request while its master and nginx-run sleep)
 # and returns 1 with a message when the spec is bad or its files are missing.
+#
+# image_flags FILE prints the flags in FILE (IMAGE.flags beside a unikernel
+# image, written by its make rule; build/host/PROGRAM.flags for a host
+# program), one line, or says they were not recorded.
 # The network options (ip= gw= mask=) and `-- app args` are added by the
 # caller: the unikernel and the Linux guest read the same convention.
 
@@ -111,4 +115,10 @@ guest_resolve() {
 		[ -f "$f" ] || { echo "bench: guest $GUEST_NAME: $f missing" >&2; return 1; }
 		GUEST_BYTES=$((GUEST_BYTES + $(stat -c %s "$f")))
 	done
+}
+
+image_flags() {
+	local f=$1
+	[ -f "$f" ] && tr '\n' ' ' <"$f" | sed 's/ *$//' && return
+	echo "not recorded (no $f)"
 }

@@ -8,7 +8,9 @@
 # Offers:
 #   quiet_guard PREFIX   check (PREFIX starts its messages, e.g. "bench");
 #                        sets QUIET_GUARD to the line meta.txt records after
-#                        "guard: "; exits 2 on a bad setting, 3 on a busy host
+#                        "guard: " and QUIET_LOAD to the load averages it read
+#                        (1, 5, 15 min); exits 2 on a bad setting, 3 on a busy
+#                        host
 # Settings: MAX_LOAD (default 1.0), FORCE (0 or 1), LOADAVG_FILE (default
 # /proc/loadavg).
 
@@ -19,6 +21,7 @@ quiet_guard() {
 	case $force in 0 | 1) ;; *) echo "$p: FORCE must be 0 or 1" >&2; exit 2 ;; esac
 	[ -r "$file" ] && read -r l1 l5 l15 _ <"$file"
 	[[ $l1 =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "$p: no load average in $file" >&2; exit 2; }
+	QUIET_LOAD="$l1 $l5 $l15"
 	if ! awk -v l="$l1" -v m="$max" 'BEGIN { exit !(l > m) }'; then
 		QUIET_GUARD="passed: 1-minute load average $l1 <= MAX_LOAD $max at start"
 		return 0
