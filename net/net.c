@@ -41,7 +41,7 @@ bool net_poll(void)
 	net_gso_flush();
 	work += vnet_rx(net_netif_deliver, &net_if, NET_RX_BUDGET);
 	if (sys_timeouts_sleeptime() == 0) {
-		sys_check_timeouts();
+		net_tcp_run_timers();
 		net_counters.timer_runs++;
 		work++;
 	}

@@ -2,7 +2,7 @@
  * net_internal.h: what the files of the network layer share among
  * themselves (not for applications; they include net/net.h). The counters,
  * the netif glue between lwIP and the virtio-net driver, and the TIME_WAIT
- * recycling step of tcp_hooks.c.
+ * recycling and timer steps of tcp_hooks.c.
  */
 #ifndef NET_INTERNAL_H
 #define NET_INTERNAL_H
@@ -29,6 +29,7 @@ struct net_counters {
 	uint64_t tcp_synrcvd_evicted;      /* half-open pcbs ended for a new SYN (pool full) */
 	uint64_t tcp_handshake_deferred;   /* handshake-completing segments dropped: the listener's backlog was full */
 	uint64_t tcp_insane_offset;        /* segments dropped before lwIP's "insane offset" assert */
+	uint64_t tcp_last_ack_renewed;        /* LAST_ACK pcbs with data in flight whose 2*MSL limit was restarted */
 	uint64_t polls, polls_with_work;   /* net_poll calls, and those that did something */
 	uint64_t timer_runs;               /* sys_check_timeouts calls (only when due) */
 	uint64_t waits;                    /* net_wait calls that parked the CPU */
@@ -50,6 +51,10 @@ void net_netif_tx_done(void *cookie);                     /* vnet tx-done callba
  * half-open connection when the pool is full); true when it did: then feed
  * the frame in again. */
 bool net_tcp_make_room(void);
+/* tcp_hooks.c: runs lwIP's timers that are due (sys_check_timeouts), first
+ * keeping each closing connection that still has data in flight from being
+ * dropped before its retransmissions have run. */
+void net_tcp_run_timers(void);
 
 /* stats.c: print the counters, the driver's and lwIP's statistics. */
 void net_stats_print(void);

@@ -23,13 +23,14 @@ static void print_counters(void)
 		(unsigned long long)c->timer_runs, (unsigned long long)c->waits);
 	kprintf("net: drops: rx no-pbuf %llu too-long %llu refused %llu; tx ring-full %llu no-pbuf %llu "
 		"invalid %llu; tx flattened %llu; TIME_WAIT recycled %llu, "
-		"SYN_RCVD evicted %llu, handshakes deferred %llu; insane offsets %llu\n",
+		"SYN_RCVD evicted %llu, handshakes deferred %llu, LAST_ACK renewed %llu; insane offsets %llu\n",
 		(unsigned long long)c->rx_drop_no_pbuf, (unsigned long long)c->rx_drop_too_long,
 		(unsigned long long)c->rx_drop_input, (unsigned long long)c->tx_drop_ring_full,
 		(unsigned long long)c->tx_drop_no_pbuf, (unsigned long long)c->tx_drop_invalid,
 		(unsigned long long)c->tx_flattened,
 		(unsigned long long)c->tcp_timewait_recycled, (unsigned long long)c->tcp_synrcvd_evicted,
-		(unsigned long long)c->tcp_handshake_deferred, (unsigned long long)c->tcp_insane_offset);
+		(unsigned long long)c->tcp_handshake_deferred, (unsigned long long)c->tcp_last_ack_renewed,
+		(unsigned long long)c->tcp_insane_offset);
 	const struct net_offload_counters *o = &net_offload_counters;
 	kprintf("net: offloads tx csum %llu (unhandled %llu), tx gso frames %llu (segments %llu, held %llu, "
 		"blocked %llu); rx csum skipped %llu, rx gso %llu\n",

@@ -1,5 +1,6 @@
 /*
- * tcp_hooks.c: the two TCP hooks lwipopts.h installs in lwIP.
+ * tcp_hooks.c: the TCP hooks lwipopts.h installs in lwIP, and the step that
+ * runs lwIP's timers.
  *
  *  - net_tcp_isn: initial sequence numbers after RFC 6528 (clock + keyed hash)
  *    instead of lwIP's global counter, which any peer can predict.
@@ -28,12 +29,16 @@
  *    SYN_RCVD eviction below does not take it for dead.
  *  - A guard for an assertion in lwIP's receive path that any peer can
  *    trigger with one crafted segment (insane_offset below).
+ *  - A closing connection keeps its data: lwIP drops a pcb that has sat in
+ *    LAST_ACK for 2 * TCP_MSL, and our short TCP_MSL makes that sooner than
+ *    its first retransmission (see net_tcp_run_timers below).
  */
 #include "lwip/ip4_addr.h"
 #include "lwip/memp.h"
 #include "lwip/priv/tcp_priv.h"
 #include "lwip/stats.h"
 #include "lwip/tcp.h"
+#include "lwip/timeouts.h"
 #include "kernel/kernel.h"
 #include "net_internal.h"
 
@@ -177,4 +182,35 @@ bool net_tcp_make_room(void)
 	tcp_abort(victim);
 	(*pcb_to_end_counter)++;
 	return true;
+}
+
+/* ---- timers: LAST_ACK with data in flight ---------------------------------- */
+
+/*
+ * lwIP's slow timer silently frees a pcb that has sat in LAST_ACK (the peer
+ * closed first, then we did) for 2 * TCP_MSL since it last heard from the
+ * peer. The limit is meant for a final ACK that never comes, but with the
+ * 2 s our TCP_MSL gives (lwipopts.h) it can fall before the first
+ * retransmission of a lost segment (an RTO starts at 2.5-3 s): an answer
+ * written just before close() and lost on the wire was never sent again,
+ * and the peer waited for it for ever. So while such a pcb holds segments
+ * not yet acknowledged (its data, or only its FIN), we restart that clock
+ * whenever the timer would act on it, each restart counted: the connection
+ * ends as TCP ends one, when the peer acknowledges or when the
+ * retransmissions give up (TCP_MAXRTX, then lwIP frees it). Under pool
+ * pressure lwIP may still take such a pcb for a new connection.
+ */
+void net_tcp_run_timers(void)
+{
+	/* The slow timer frees the pcb when, after it advances tcp_ticks,
+	 * tcp_ticks - tmr exceeds this: so at an age of `limit` now. */
+	const u32_t limit = 2 * TCP_MSL / TCP_SLOW_INTERVAL;
+	for (struct tcp_pcb *pcb = tcp_active_pcbs; pcb; pcb = pcb->next) {
+		if (pcb->state == LAST_ACK && (pcb->unacked || pcb->unsent) &&
+		    (u32_t)(tcp_ticks - pcb->tmr) >= limit) {
+			pcb->tmr = tcp_ticks;
+			net_counters.tcp_last_ack_renewed++;
+		}
+	}
+	sys_check_timeouts();
 }

@@ -355,6 +355,33 @@ static void test_linger_zero_resets(void **state)
 	assert_null(probe_pcb(c));
 }
 
+/* 5c'. The peer closes first, and our answer, written just before our
+ * close(), is lost on the wire, and so is its first retransmission. The
+ * closing connection (LAST_ACK) lives until a retransmission gets through,
+ * however long lwIP's own LAST_ACK limit (2 * TCP_MSL) is, and then ends. */
+static void test_last_ack_retransmits(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7090, &c, &s);
+	uint16_t port = local_port_of(s);
+	assert_int_equal(shutdown(c, SHUT_WR), 0);
+	pump();
+	char b;
+	assert_int_equal(read(s, &b, 1), 0); /* the client's FIN */
+	uint64_t renewed = net_counters.tcp_last_ack_renewed;
+	loopnet_lose_data_from(port, 2);
+	write_pattern(s, 0, 100);
+	assert_int_equal(close(s), 0);
+	settle_ms(20000);
+	assert_int_equal(seglog_data_from(port), 3); /* sent, lost twice, then through */
+	assert_true(net_counters.tcp_last_ack_renewed > renewed);
+	set_nonblock(c);
+	read_pattern(c, 0, 100);
+	assert_int_equal(read(c, &b, 1), 0);
+	assert_null(probe_pcb(c));
+}
+
 /* 5c. close() with output still buffered (the peer's window is shut):
  * everything is delivered, then the FIN, and the socket is freed. */
 static void test_close_delivers_buffered(void **state)
@@ -643,6 +670,7 @@ int main(void)
 		T(test_backlog_overflow),
 		T(test_peer_close_eof),
 		T(test_peer_reset),
+		T(test_last_ack_retransmits),
 		T(test_close_delivers_buffered),
 		T(test_linger_zero_resets),
 		T(test_poll_listener),

@@ -58,6 +58,9 @@ const struct seg_rec *seglog_get(size_t i);
  * last seglog_clear(). */
 unsigned seglog_data_from(uint16_t src_port);
 unsigned seglog_flags_from(uint16_t src_port, uint8_t flags);
+/* The wire loses the next `count` segments from src_port that carry data
+ * (logged all the same): a lossy link, for retransmission tests. */
+void loopnet_lose_data_from(uint16_t src_port, unsigned count);
 /* Frames queued on the wire, not yet fed back to lwIP. */
 size_t loopnet_queued(void);
 

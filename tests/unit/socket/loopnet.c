@@ -34,6 +34,9 @@ static struct netif loop_if;
 static struct frame *wire_head, **wire_tail = &wire_head;
 static size_t wire_len;
 static int init_result = 1; /* 1: not yet */
+/* Segments with data from this port that the wire loses, and how many more. */
+static uint16_t drop_port;
+static unsigned drop_left;
 
 /* ---- the segment log ------------------------------------------------------------ */
 
@@ -64,11 +67,12 @@ unsigned seglog_flags_from(uint16_t src_port, uint8_t flags)
 static u16_t be16(const u8_t *p) { return (u16_t)(p[0] << 8 | p[1]); }
 static u32_t be32(const u8_t *p) { return (u32_t)p[0] << 24 | (u32_t)p[1] << 16 | (u32_t)p[2] << 8 | p[3]; }
 
-/* Record the TCP header of an IPv4 packet (anything else is not logged). */
-static void log_packet(const u8_t *ip, u16_t len)
+/* Record the TCP header of an IPv4 packet (anything else is not logged);
+ * false when the wire is to lose it (loopnet_lose_data_from). */
+static bool log_packet(const u8_t *ip, u16_t len)
 {
 	if (len < 20 || (ip[0] >> 4) != 4 || ip[9] != 6)
-		return;
+		return true;
 	u16_t ihl = (u16_t)((ip[0] & 0x0f) * 4), total = be16(ip + 2);
 	const u8_t *tcp = ip + ihl;
 	u16_t thl = (u16_t)((tcp[12] >> 4) * 4);
@@ -78,11 +82,24 @@ static void log_packet(const u8_t *ip, u16_t len)
 		.src_port = be16(tcp), .dst_port = be16(tcp + 2), .flags = tcp[13] & 0x3f,
 		.seqno = be32(tcp + 4), .payload_len = (u16_t)(total - ihl - thl),
 	};
+	const struct seg_rec *r = &seglog[seglog_n - 1];
+	if (drop_left && r->src_port == drop_port && r->payload_len > 0) {
+		drop_left--;
+		return false;
+	}
+	return true;
+}
+
+void loopnet_lose_data_from(uint16_t src_port, unsigned count)
+{
+	drop_port = src_port;
+	drop_left = count;
 }
 
 /* ---- the interface ---------------------------------------------------------------- */
 
-/* lwIP's IP output: log the packet and put a flat copy on the wire. */
+/* lwIP's IP output: log the packet and put a flat copy on the wire (unless
+ * the wire is to lose it). */
 static err_t wire_output(struct netif *netif, struct pbuf *p, const ip4_addr_t *next_hop)
 {
 	(void)netif;
@@ -92,7 +109,10 @@ static err_t wire_output(struct netif *netif, struct pbuf *p, const ip4_addr_t *
 	f->next = NULL;
 	f->len = p->tot_len;
 	pbuf_copy_partial(p, f->data, p->tot_len, 0);
-	log_packet(f->data, f->len);
+	if (!log_packet(f->data, f->len)) {
+		free(f); /* lost on the wire, as a real link loses it */
+		return ERR_OK;
+	}
 	*wire_tail = f;
 	wire_tail = &f->next;
 	wire_len++;
@@ -162,7 +182,7 @@ bool net_poll(void)
 		free(f);
 	}
 	if (sys_timeouts_sleeptime() == 0) {
-		sys_check_timeouts();
+		net_tcp_run_timers();
 		work = true;
 	}
 	return work;

@@ -97,6 +97,7 @@ int socket_test_setup(void **state)
 	fake_tx_busy_looks = 0;
 	fake_signal_at_ns = UINT64_MAX;
 	fake_signals_run = 0;
+	loopnet_lose_data_from(0, 0);
 	seglog_clear();
 	return 0;
 }
