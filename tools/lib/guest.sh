@@ -75,10 +75,10 @@ guest_alive() { [ -z "$1" ] || kill -0 "$1" 2>/dev/null; }
 
 guest_wait_console() {
 	local file=$1 re=$2 end=$((SECONDS + $3)) pid=${4-$GUEST_PID}
-	until tr -d '\r' <"$file" 2>/dev/null | contains -E -- "$re"; do
+	until tr -d '\r' 2>/dev/null <"$file" | contains -E -- "$re"; do
 		if [ $SECONDS -ge "$end" ] || ! guest_alive "$pid"; then
 			# A last look: a guest may say it just before it ends.
-			tr -d '\r' <"$file" 2>/dev/null | contains -E -- "$re"
+			tr -d '\r' 2>/dev/null <"$file" | contains -E -- "$re"
 			return
 		fi
 		sleep 0.05
