@@ -29,7 +29,7 @@ struct net_counters {
 	uint64_t tcp_synrcvd_evicted;      /* half-open pcbs ended for a new SYN (pool full) */
 	uint64_t tcp_handshake_deferred;   /* handshake-completing segments dropped: the listener's backlog was full */
 	uint64_t tcp_insane_offset;        /* segments dropped before lwIP's "insane offset" assert */
-	uint64_t tcp_last_ack_renewed;        /* LAST_ACK pcbs with data in flight whose 2*MSL limit was restarted */
+	uint64_t tcp_last_ack_renewed;     /* LAST_ACK pcbs holding unacked segments whose 2*MSL clock was restarted */
 	uint64_t polls, polls_with_work;   /* net_poll calls, and those that did something */
 	uint64_t timer_runs;               /* sys_check_timeouts calls (only when due) */
 	uint64_t waits;                    /* net_wait calls that parked the CPU */
