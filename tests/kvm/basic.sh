@@ -12,6 +12,14 @@
 #   - UDP: sockcheck echoes three datagrams; the exit drain gave up on none;
 #   - the Linux guest: GET / byte for byte and ab -k, exit 0.
 # Ends with "kvm: all good" and status 0.
+#
+# The host's SVM here is QEMU's emulation (L0), which now and then loses an
+# L2 guest mid-run, ours or Linux's alike: its vCPU stops, with L1's own
+# state in its registers (docs/kvm.md, "The wedge"). So a step whose guest
+# stops answering (no answer, a load that does not complete) is diagnosed
+# into the log (post_mortem: registers, KVM's counters), its guest is
+# killed, and the step runs once more; a second stall fails the test, and
+# a wrong answer (bytes, a status, a failed request) fails it at once.
 . "$ROOT/tests/kvm/lib.sh"
 cd "$ROOT"
 HELLO=build/apps/hello.elf
@@ -24,19 +32,27 @@ hello() { # STATUS-WANTED LINE-WANTED APPEND [QEMU-ARGS...]
 	out=$(ACCEL=kvm tools/qemu-run --timeout 120 --append "$append" "$LOADER" "$HELLO" -- "$@" 2>&1 </dev/null)
 	rc=$?
 	out=$(tr -d '\r' <<<"$out")
+	# Still running after 120 s: a stall. Reset without an exit status
+	# where none was wanted: a triple fault, ours or the L0 emulator's
+	# (KVM on AMD resets the vCPU at a shutdown, so no registers tell);
+	# a second one in a row fails.
+	if [ $rc = 204 ] || { [ $rc = 202 ] && [ "$want" != 202 ]; }; then
+		echo "$out" | tail -n 10 | sed 's/^/kvm: | /'
+		return 1
+	fi
 	if [ $rc != "$want" ] || ! grep -Eq -- "$line" <<<"$out"; then
 		echo "$out" | tail -n 30
 		fail "hello $append $*: status $rc (want $want), or no line /$line/"
 	fi
 	say "hello $append $*: status $rc"
 }
-hello 0 '^kernel: CPU .*; hypervisor KVM;.* x2APIC yes \(used\)$' 'verbose quiet -- -s 0'
-hello 0 '^kernel: CPU .*; hypervisor KVM;.* x2APIC yes \(unused\)$' 'verbose quiet x2apic=0 -- -s 10'
-hello 5 '^kernel: exit status 5$' 'quiet -- -e 5 -s 0'
-hello 70 '^panic: page fault \(vector 14\)' 'quiet -- --fault'
-hello 0 '^kernel: exit status 0$' 'quiet -- -s 20' -cpu host
-hello 0 '^kernel: exit status 0$' 'quiet -- -s 0' -smp 2
-hello 0 '^kernel: RAM .* up to 0x1[0-9a-f]{8}' 'verbose quiet -- -s 0' -m 6G
+twice hello hello 0 '^kernel: CPU .*; hypervisor KVM;.* x2APIC yes \(used\)$' 'verbose quiet -- -s 0'
+twice hello hello 0 '^kernel: CPU .*; hypervisor KVM;.* x2APIC yes \(unused\)$' 'verbose quiet x2apic=0 -- -s 10'
+twice hello hello 5 '^kernel: exit status 5$' 'quiet -- -e 5 -s 0'
+twice hello hello 70 '^panic: page fault \(vector 14\)' 'quiet -- --fault'
+twice hello hello 0 '^kernel: exit status 0$' 'quiet -- -s 20' -cpu host
+twice hello hello 0 '^kernel: exit status 0$' 'quiet -- -s 0' -smp 2
+twice hello hello 0 '^kernel: RAM .* up to 0x1[0-9a-f]{8}' 'verbose quiet -- -s 0' -m 6G
 
 # The TSC, calibrated against the PIT, against what L1's kernel measured;
 # and a 1 s sleep lasts at least 1 s of L1's time (a TSC read too fast
@@ -53,22 +69,33 @@ awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 1.0) }' || fail "a 1 s sleep 
 say "TSC $mhz MHz (L1: $l1mhz MHz); a 1 s sleep took at least 1 s"
 
 # ---- httpd on tap -----------------------------------------------------------
-guest_start tap "$LOADER" build/apps/httpd.elf "verbose $(guest_append tap) -- -p 80 -s"
-url=http://$GUEST_IP
-guest_wait_http "$url/" 60
-[ "$(curl -s -i "$url/")" = "$want_root" ] || fail "GET / differs"
-n=1048576
-curl -s "$url/bytes/$n" >"$KTMP/got" || fail "GET /bytes/$n"
-awk -v n=$n 'BEGIN { for (i = 0; i < n; i += 16) printf "%015x\n", i }' | head -c $n | cmp -s - "$KTMP/got" ||
-	fail "GET /bytes/$n differs"
-ab_ok "$url/" 2000 1 -k || fail "ab -k -c 1"
-say "httpd ab -k -c 1: $AB_RPS req/s, 0 failed"
-ab_ok "$url/" 4000 8 -k || fail "ab -k -c 8"
-say "httpd ab -k -c 8: $AB_RPS req/s, 0 failed"
-ab_ok "$url/" 2000 16 || fail "ab -c 16"
-say "httpd ab -c 16: $AB_RPS req/s, 0 failed"
-guest_stop_http "$url"
-[ "$GUEST_RC" = 0 ] || fail "httpd: status $GUEST_RC"
+MON=(-monitor "tcp:$GUEST_MON,server,nowait")
+# A stall: its post-mortem, then the guest is stopped. Returns 1.
+stalled() {
+	post_mortem "$@"
+	guest_kill
+	return 1
+}
+
+httpd_serves() {
+	guest_start tap "$LOADER" build/apps/httpd.elf "verbose $(guest_append tap) -- -p 80 -s" -- "${MON[@]}"
+	url=http://$GUEST_IP
+	guest_answers "$url/" 60 || { stalled "httpd: no answer"; return; }
+	[ "$(curl -s -m 30 -i "$url/")" = "$want_root" ] || fail "GET / differs"
+	local n=1048576
+	curl -s -m 60 "$url/bytes/$n" >"$KTMP/got" || { stalled "httpd: GET /bytes/$n did not complete"; return; }
+	awk -v n=$n 'BEGIN { for (i = 0; i < n; i += 16) printf "%015x\n", i }' | head -c $n | cmp -s - "$KTMP/got" ||
+		fail "GET /bytes/$n differs"
+	ab_ok "$url/" 2000 1 -k || { stalled "httpd: ab -k -c 1 did not complete"; return; }
+	say "httpd ab -k -c 1: $AB_RPS req/s, 0 failed"
+	ab_ok "$url/" 4000 8 -k || { stalled "httpd: ab -k -c 8 did not complete"; return; }
+	say "httpd ab -k -c 8: $AB_RPS req/s, 0 failed"
+	ab_ok "$url/" 2000 16 || { stalled "httpd: ab -c 16 did not complete"; return; }
+	say "httpd ab -c 16: $AB_RPS req/s, 0 failed"
+	guest_stop_http "$url"
+	[ "$GUEST_RC" = 0 ] || fail "httpd: status $GUEST_RC"
+}
+twice httpd httpd_serves
 tr -d '\r' <"$GUEST_CONSOLE" | contains -E '^sockets: open 0, accepted [0-9]+, backlog overflows 0, resets 0;' ||
 	fail "httpd: sockets left open, overflows or resets"
 # What the kernel chose for KVM: PAUSE in the spin, the fence (not a device
@@ -84,56 +111,66 @@ say "httpd on tap: bytes, loads and exit good"
 iperf_bytes() { # JSON: what the receiver counted
 	awk '/"sum_received"/ { on = 1 } on && /"bytes"/ { gsub(/[^0-9]/, ""); print; exit }' "$1"
 }
-guest_start tap "$LOADER" build/apps/iperf.elf "$(guest_append tap) -- -s"
-for i in $(seq 1 600); do tr -d '\r' <"$GUEST_CONSOLE" | contains '^iperf: listening' && break; sleep 0.1; done
-tr -d '\r' <"$GUEST_CONSOLE" | contains '^iperf: listening' || fail "iperf: not listening within 60 s"
+# The guest's console has a line matching RE within SECS seconds.
+console_says() {
+	local i
+	for i in $(seq 1 $(($2 * 10))); do
+		tr -d '\r' <"$GUEST_CONSOLE" | contains "$1" && return 0
+		kill -0 "$GUEST_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	tr -d '\r' <"$GUEST_CONSOLE" | contains "$1"
+}
 M=$((64 * 1024 * 1024))
-for dir in up down; do
-	r="" && [ $dir = down ] && r=-R
-	timeout 120 iperf3 -c "$GUEST_IP" -n $M $r --json >"$KTMP/iperf.json" 2>&1 || { cat "$KTMP/iperf.json"; fail "iperf3 $dir"; }
-	got=$(iperf_bytes "$KTMP/iperf.json")
-	[ "$got" = $M ] || fail "iperf3 $dir: the receiver counted ${got:-nothing}, not $M"
-	say "iperf $dir: $M bytes, byte counts agree"
-done
-timeout 10 bash -c "printf '%s\\0' ----------shutdown-iperf------------ >/dev/tcp/$GUEST_IP/5201" 2>/dev/null
-guest_wait
-[ "$GUEST_RC" = 0 ] || fail "iperf: status $GUEST_RC"
+iperf_serves() {
+	guest_start tap "$LOADER" build/apps/iperf.elf "$(guest_append tap) -- -s" -- "${MON[@]}"
+	console_says '^iperf: listening' 60 || { stalled "iperf: not listening within 60 s"; return; }
+	local dir r rc got
+	for dir in up down; do
+		r="" && [ $dir = down ] && r=-R
+		timeout 120 iperf3 -c "$GUEST_IP" -n $M $r --json >"$KTMP/iperf.json" 2>&1
+		rc=$?
+		[ $rc = 124 ] && { stalled "iperf3 $dir: not done within 120 s"; return; }
+		[ $rc = 0 ] || { cat "$KTMP/iperf.json"; fail "iperf3 $dir: exit $rc"; }
+		got=$(iperf_bytes "$KTMP/iperf.json")
+		[ "$got" = $M ] || fail "iperf3 $dir: the receiver counted ${got:-nothing}, not $M"
+		say "iperf $dir: $M bytes, byte counts agree"
+	done
+	timeout 10 bash -c "printf '%s\\0' ----------shutdown-iperf------------ >/dev/tcp/$GUEST_IP/5201" 2>/dev/null
+	guest_wait
+	[ "$GUEST_RC" = 0 ] || fail "iperf: status $GUEST_RC"
+}
+twice iperf iperf_serves
 for t in 1 2; do
 	tr -d '\r' <"$GUEST_CONSOLE" | contains -E "^iperf: test $t done: (received|sent) $M bytes" ||
 		fail "iperf: the server did not count test $t's $M bytes"
 done
 
 # ---- UDP --------------------------------------------------------------------
-guest_start tap "$LOADER" build/apps/sockcheck.elf "$(guest_append tap) -- --refuse $HOST_IP --udp-echo 3"
-for i in $(seq 1 600); do tr -d '\r' <"$GUEST_CONSOLE" | contains 'udp echo: listening' && break; sleep 0.1; done
-tr -d '\r' <"$GUEST_CONSOLE" | contains 'udp echo: listening' || fail "sockcheck: no UDP echo within 60 s"
-build/nested/bin/udpcheck "$GUEST_IP" 7 1 512 1400 || fail "UDP echo"
-guest_wait
-[ "$GUEST_RC" = 0 ] || fail "sockcheck: status $GUEST_RC"
+udp_echoes() {
+	guest_start tap "$LOADER" build/apps/sockcheck.elf "$(guest_append tap) -- --refuse $HOST_IP --udp-echo 3" -- "${MON[@]}"
+	console_says 'udp echo: listening' 60 || { stalled "sockcheck: no UDP echo within 60 s"; return; }
+	build/nested/bin/udpcheck "$GUEST_IP" 7 1 512 1400 || fail "UDP echo"
+	guest_wait
+	[ "$GUEST_RC" = 0 ] || fail "sockcheck: status $GUEST_RC"
+}
+twice "UDP echo" udp_echoes
 tr -d '\r' <"$GUEST_CONSOLE" | contains -E '^kernel: waits .*exit drain polls [0-9]+ \(gave up 0\)$' ||
 	fail "sockcheck: the exit left frames behind"
 say "UDP echo good"
 
 # ---- the Linux guest --------------------------------------------------------
-# The comparison's guest, not ours: its kernel, under the L0 emulator's SVM
-# (docs/kvm.md, "The wedge"), has stalled mid-load in one of many CI runs.
-# A stall is diagnosed into the log (post_mortem) and the guest is booted
-# once more; a second failure fails the test.
+# The comparison's guest, not ours, under the same rule: a stall is
+# diagnosed and the guest booted once more.
 linux_serves() {
 	guest_start tap build/linux/vmlinuz build/linux/initrd.img \
-		"console=ttyS0 quiet panic=-1 $(guest_append tap) -- -p 80 -s" -- -monitor "tcp:$GUEST_MON,server,nowait"
-	guest_wait_http "$url/" 120
-	[ "$(curl -s -i "$url/")" = "$want_root" ] || fail "Linux guest: GET / differs"
-	if ! ab_ok "$url/" 1000 4 -k; then
-		post_mortem "Linux guest: ab -k -c 4 did not complete"
-		kill "$GUEST_PID" 2>/dev/null
-		guest_wait
-		return 1
-	fi
+		"console=ttyS0 quiet panic=-1 $(guest_append tap) -- -p 80 -s" -- "${MON[@]}"
+	guest_answers "$url/" 120 || { stalled "Linux guest: no answer"; return; }
+	[ "$(curl -s -m 30 -i "$url/")" = "$want_root" ] || fail "Linux guest: GET / differs"
+	ab_ok "$url/" 1000 4 -k || { stalled "Linux guest: ab -k -c 4 did not complete"; return; }
 	say "Linux guest ab -k -c 4: $AB_RPS req/s, 0 failed"
 	guest_stop_http "$url"
 	[ "$GUEST_RC" = 0 ] || fail "Linux guest: status $GUEST_RC"
 }
-linux_serves || { say "the Linux guest stalled; booting it once more"; linux_serves; } ||
-	fail "Linux guest: ab -k -c 4, twice"
+twice "the Linux guest" linux_serves
 say "all good"

@@ -17,16 +17,25 @@
 #                            GUEST_PID, GUEST_IP, GUEST_CONSOLE; the guest's
 #                            stdin is a fifo on fd 3 (Ctrl-T: guest_status)
 #   guest_append NET         the ip=/gw=/mask= words for NET
-#   guest_wait_http URL SECS until URL answers 200 (fails when the guest dies)
+#   guest_answers URL SECS   whether URL answers 200 within SECS (false at
+#                            once when the guest dies)
+#   guest_wait_http URL SECS until URL answers 200, or fail
 #   guest_status             Ctrl-T, and wait for the dump's last line
 #   guest_status_dump        the same, and print the dump
 #   guest_stop_http URL      GET URL/__shutdown, wait; GUEST_RC = its status
-#   guest_wait               wait for the guest; GUEST_RC = its status
+#   guest_wait [SECS]        wait for the guest, at most SECS (120) before
+#                            stopping it; GUEST_RC = its status
+#   guest_kill               stop the guest (qemu-run KILLs a QEMU that
+#                            ignores the TERM) and wait for it
+#   twice WHAT STEP [ARG...] run STEP; when it returns non-zero (a stall: a
+#                            guest that stopped answering; a wrong answer is
+#                            `fail`), say so and run it once more
 #   kvm_stats                "name value" for every counter of L1's KVM
 #                            (debugfs), one per line
 #   kvm_delta BEFORE AFTER   "name delta" for each counter of two kvm_stats
 #   ab_ok URL N C [-k]       ab: true when all N completed, 0 failed, 0 non-2xx;
-#                            sets AB_RPS
+#                            sets AB_RPS; false when some did not complete (a
+#                            stall); fail when some failed or were not 2xx
 #   post_mortem MSG...       where L2's vCPU is (QEMU's monitor at $GUEST_MON,
 #                            which the guest must have been started with: run
 #                            state, registers, instructions, stack, local
@@ -97,14 +106,19 @@ guest_start() {
 }
 GUEST_SEQ=0
 
-guest_wait_http() {
+guest_answers() {
 	local end=$((SECONDS + $2))
 	while [ $SECONDS -lt $end ]; do
 		[ "$(curl -s -o /dev/null -w '%{http_code}' -m 1 "$1")" = 200 ] && return 0
-		kill -0 "$GUEST_PID" 2>/dev/null || fail "the guest died before answering $1"
+		kill -0 "$GUEST_PID" 2>/dev/null || { say "the guest died before answering $1"; return 1; }
 		sleep 0.1
 	done
-	fail "no answer from $1 within $2 s"
+	say "no answer from $1 within $2 s"
+	return 1
+}
+
+guest_wait_http() {
+	guest_answers "$@" || fail "no answer from $1"
 }
 
 guest_status() {
@@ -128,10 +142,28 @@ guest_status_dump() {
 }
 
 guest_wait() {
+	local end=$((SECONDS + ${1:-120}))
+	while kill -0 "$GUEST_PID" 2>/dev/null && [ $SECONDS -lt $end ]; do
+		sleep 0.1
+	done
+	kill -0 "$GUEST_PID" 2>/dev/null && { say "the guest still runs after ${1:-120} s: stopping it"; kill "$GUEST_PID"; }
 	wait "$GUEST_PID"
 	GUEST_RC=$?
 	GUEST_PID=""
 	exec 3>&-
+}
+
+guest_kill() {
+	kill "$GUEST_PID" 2>/dev/null
+	guest_wait 30
+}
+
+twice() {
+	local what=$1
+	shift
+	"$@" && return 0
+	say "$what stalled; once more"
+	"$@" || fail "$what stalled twice"
 }
 
 guest_stop_http() {
@@ -142,7 +174,7 @@ guest_stop_http() {
 kvm_stats() {
 	local f
 	for f in /sys/kernel/debug/kvm/*; do
-		[ -f "$f" ] && echo "${f##*/} $(cat "$f" 2>/dev/null)"
+		[ -f "$f" ] && echo "${f##*/} $(timeout 2 cat "$f" 2>/dev/null)"
 	done
 }
 
@@ -152,28 +184,36 @@ kvm_delta() {
 
 ab_ok() {
 	local url=$1 n=$2 c=$3 k=${4:-} out=$KTMP/ab
-	ab -q $k -n "$n" -c "$c" -s 20 "$url" >"$out" 2>&1 &&
-		contains "^Complete requests: *$n\$" <"$out" && contains '^Failed requests: *0$' <"$out" &&
-		! contains '^Non-2xx responses' <"$out" || { cat "$out"; return 1; }
+	ab -q $k -n "$n" -c "$c" -s 20 "$url" >"$out" 2>&1
+	contains "^Complete requests: *$n\$" <"$out" || { cat "$out"; return 1; }
+	contains '^Failed requests: *0$' <"$out" && ! contains '^Non-2xx responses' <"$out" ||
+		{ cat "$out"; fail "ab $k -c $c $url: failed or non-2xx requests"; }
 	AB_RPS=$(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$out")
 }
 
 mon() {
-	(echo "$1"; sleep 1) | nc "${GUEST_MON%:*}" "${GUEST_MON#*:}" 2>/dev/null | tr -d '\r' |
+	# busybox's nc waits for the monitor to close the socket, which it
+	# never does: the timeout ends each command's session.
+	(echo "$1"; sleep 1) | timeout 3 nc "${GUEST_MON%:*}" "${GUEST_MON#*:}" 2>/dev/null | tr -d '\r' |
 		sed 's/\x1b\[[0-9;]*[A-Za-z]//g' | grep -av '^(qemu)'
 }
 
+# Each line of the post-mortem starts "kvm: | ", so that test 13's log,
+# which keeps only "kvm:" lines of a passing run, keeps it too; line by
+# line (sed would hold it all back), since L1 itself may hang mid-way.
 post_mortem() {
 	say "post-mortem: $*"
-	mon "info status"
-	mon "info registers" | head -n 24
-	mon "x/4i \$pc"
-	mon "x/8gx \$sp"
-	mon "info lapic" | grep -E 'Timer|LVTT|ISR|IRR|PPR'
-	grep -E ' (kvm|kvm_amd)$' /proc/modules
-	kvm_stats | grep -E '^(exits|halt_exits|irq_injections|mmio_exits) '
-	sleep 2
-	kvm_stats | grep -E '^(exits|halt_exits|irq_injections|mmio_exits) '
-	echo "--- guest console (last 30 lines)"
-	tr -d '\r' <"$GUEST_CONSOLE" | tail -n 30
+	{
+		mon "info status"
+		mon "info registers" | head -n 24
+		mon "x/4i \$pc"
+		mon "x/8gx \$sp"
+		mon "info lapic" | grep -E 'Timer|LVTT|ISR|IRR|PPR'
+		grep -E ' (kvm|kvm_amd)$' /proc/modules
+		kvm_stats | grep -E '^(exits|halt_exits|irq_injections|mmio_exits) '
+		sleep 2
+		kvm_stats | grep -E '^(exits|halt_exits|irq_injections|mmio_exits) '
+		echo "--- guest console (last 30 lines)"
+		tr -d '\r' <"$GUEST_CONSOLE" | tail -n 30
+	} 2>&1 | while IFS= read -r line; do echo "kvm: | $line"; done
 }
