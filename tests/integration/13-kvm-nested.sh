@@ -16,9 +16,19 @@ cd "$ROOT"
 [ -f "$BUILD/apps/httpd-all.elf" ] || skip "no httpd-all.elf (make nested)"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-tools/nested/run-l1 --timeout 1100 tests/kvm/basic.sh >"$out" 2>&1
-rc=$?
-tr -d '\r' <"$out" | grep -aE '^(kvm|run-l1|qemu-run):|^init: exit status'
+# L1 gets one CPU: with two, the L0 emulator's wedge (docs/kvm.md) took
+# our httpd on tap in most boots of one morning, and never with one.
+# L1 itself can still be lost with its L2 guest: its console then goes
+# quiet (no scenario step is silent for minutes: each has its own bound
+# inside L1), and the scenario runs once more in a fresh L1. A second
+# loss, or any failure L1 reports, fails the test.
+for try in 1 2; do
+	tools/nested/run-l1 --smp 1 --timeout 550 --silence 300 tests/kvm/basic.sh >"$out" 2>&1
+	rc=$?
+	tr -d '\r' <"$out" | grep -aE '^(kvm|run-l1|qemu-run):|^init: exit status'
+	[ $rc = 204 ] || [ $rc = 206 ] || break
+	[ $try = 1 ] && echo "L1 lost (status $rc); the scenario once more in a fresh L1"
+done
 if [ $rc != 0 ] || ! tr -d '\r' <"$out" | contains -ax 'kvm: all good'; then
 	echo "--- L1's console (last 80 lines)"
 	tr -d '\r' <"$out" | tail -n 80
