@@ -6,7 +6,9 @@
 #
 #   exits.sh REPS REQUESTS BACKENDS GUESTS LOADS
 #     BACKENDS  comma list of vhost, tap, user (L2's network back-end in L1)
-#     GUESTS    comma list of NAME=uk:IMAGE or NAME=linux (IMAGE under build/)
+#     GUESTS    comma list of NAME=uk:IMAGE[:OPTIONS] or NAME=linux (IMAGE
+#               under build/; OPTIONS: kernel options joined by '+', e.g.
+#               spin_us=2000)
 #     LOADS     comma list of k1 k8 k64 (ab -k -c N) and c1 c16 c64 (ab -c N)
 #
 # Around each load it reads L1's KVM counters (debugfs), a histogram of
@@ -52,6 +54,11 @@ hist_read() {
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 cpu_ms() { awk '/^cpu / { print int(($2 + $3 + $4 + $7 + $8) * 1000 / 100) }' /proc/stat; }
 
+image_of() { # uk:IMAGE[:OPTIONS] -> IMAGE
+	local image=${1#uk:}
+	echo "${image%%:*}"
+}
+
 load_args() { # LOAD -> ab options
 	case $1 in
 	k*) echo "-k -c ${1#k}" ;;
@@ -65,6 +72,8 @@ for rep in $(seq 1 "$reps"); do
 		for spec in "${guests[@]}"; do
 			name=${spec%%=*} kind=${spec#*=}
 			case $kind in
+			uk:*:*) opts=${kind#uk:*:}
+				guest_start "$backend" "$LOADER" "build/$(image_of "$kind")" "${opts//+/ } $(guest_append "$backend") -- -p 80 -s" ;;
 			uk:*) guest_start "$backend" "$LOADER" "build/${kind#uk:}" "$(guest_append "$backend") -- -p 80 -s" ;;
 			linux) guest_start "$backend" build/linux/vmlinuz build/linux/initrd.img \
 				"console=ttyS0 quiet panic=-1 $(guest_append "$backend") -- -p 80 -s" ;;
