@@ -144,6 +144,11 @@
 /* Compute the TCP checksum while tcp_write copies data instead of in a second
  * pass (the user network offers no checksum offload)... */
 #define LWIP_CHECKSUM_ON_COPY 1
+/* lwIP's data copies (pbuf_take_at, pbuf_copy_partial, tcp_write) are the
+ * data path's copy routine (net/copy.c), chosen by what runs the guest. */
+#include <stddef.h>
+void *net_copy(void *dst, const void *src, size_t n);
+#define MEMCPY(dst, src, len) net_copy(dst, src, len)
 /* ...but not at all where the device completes TCP checksums (netif.c then
  * clears the netif's NETIF_CHECKSUM_GEN_TCP, and lwIP never uses the sum):
  * a plain copy. tcp_out.c and pbuf.c expand this, with netif.h and

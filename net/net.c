@@ -166,6 +166,7 @@ static int net_start(void)
 	int rc = vnet_init();
 	if (rc < 0)
 		return rc; /* the driver has said why */
+	net_copy_init();
 	lwip_init();
 
 	ip4_addr_t ip, mask, gw;

@@ -33,6 +33,11 @@ struct net_counters {
 	uint64_t polls, polls_with_work;   /* net_poll calls, and those that did something */
 	uint64_t timer_runs;               /* sys_check_timeouts calls (only when due) */
 	uint64_t waits;                    /* net_wait calls that parked the CPU */
+	/* Bytes copied on the data path, each copy counted where it is made. */
+	uint64_t copied_rx_to_pbufs;       /* received frames, device buffer -> pool pbufs */
+	uint64_t copied_rx_to_app;         /* received data, pbufs -> the application (read, recv) */
+	uint64_t copied_tx_from_app;       /* sent data, the application -> the send buffer */
+	uint64_t copied_tx_to_segments;    /* sent data, the send buffer -> lwIP's segments */
 };
 extern struct net_counters net_counters;
 
@@ -55,6 +60,13 @@ bool net_tcp_make_room(void);
  * keeping each closing connection that still has data in flight from being
  * dropped before its retransmissions have run. */
 void net_tcp_run_timers(void);
+
+/* copy.c: the data path's byte copy (lwIP's MEMCPY too), and the choice of
+ * its routine at start (kernel option copy=; see copy.c). */
+void *net_copy(void *dst, const void *src, size_t n);
+void net_copy_init(void);
+bool net_copy_choose(const char *routine); /* by name; false if unknown */
+const char *net_copy_routine(void); /* "libc", "words" or "movsb" */
 
 /* stats.c: print the counters, the driver's and lwIP's statistics. */
 void net_stats_print(void);

@@ -231,6 +231,7 @@ static bool input_frame(struct netif *netif, const struct vnet_frame *fr)
 		pbuf_take_at(p, fr->piece[i].base, (u16_t)fr->piece[i].len, (u16_t)at);
 		at += fr->piece[i].len;
 	}
+	net_counters.copied_rx_to_pbufs += fr->len;
 	bool trusted = fr->csum_ok && (offloads & VNET_OFF_RX_CSUM);
 	if (trusted) {
 		NETIF_SET_CHECKSUM_CTRL(netif, checksum_flags & ~CHECK_L4);

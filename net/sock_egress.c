@@ -167,6 +167,7 @@ static bool egress_one(struct sock *s, bool force)
 			s->tx_len = 0;
 			break;
 		}
+		net_counters.copied_tx_to_segments += piece; /* TCP_WRITE_FLAG_COPY */
 		s->tx_head = (s->tx_head + piece) % s->tx_cap;
 		s->tx_len -= piece;
 		queued = true;

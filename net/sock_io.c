@@ -58,6 +58,7 @@ long sock_read(void *obj, void *buf, size_t len)
 	}
 	size_t n = len < s->rx_len ? len : s->rx_len;
 	size_t got = pbuf_copy_partial(s->rx, buf, (u16_t)(n > 0xffff ? 0xffff : n), s->rx_off);
+	net_counters.copied_rx_to_app += got;
 	/* Drop the pbufs read completely. */
 	size_t off = s->rx_off + got;
 	while (s->rx && off >= s->rx->len) {
@@ -83,8 +84,9 @@ static size_t tx_append(struct sock *s, const uint8_t *data, size_t len)
 	size_t room = s->tx_cap - s->tx_len, n = len < room ? len : room;
 	size_t tail = (s->tx_head + s->tx_len) % s->tx_cap;
 	size_t first = s->tx_cap - tail < n ? s->tx_cap - tail : n;
-	memcpy(s->tx + tail, data, first);
-	memcpy(s->tx, data + first, n - first);
+	net_copy(s->tx + tail, data, first);
+	net_copy(s->tx, data + first, n - first);
+	net_counters.copied_tx_from_app += n;
 	s->tx_len += n;
 	return n;
 }

@@ -304,7 +304,9 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 		if (!s->rx_len)
 			return s->rx_eof ? 0 : fail(EAGAIN);
 		size_t n = len < s->rx_len ? len : s->rx_len;
-		return (ssize_t)pbuf_copy_partial(s->rx, buf, (u16_t)(n > 0xffff ? 0xffff : n), s->rx_off);
+		size_t got = pbuf_copy_partial(s->rx, buf, (u16_t)(n > 0xffff ? 0xffff : n), s->rx_off);
+		net_counters.copied_rx_to_app += got;
+		return (ssize_t)got;
 	}
 	bool nb = s->nonblock;
 	if (flags & MSG_DONTWAIT)

@@ -39,6 +39,11 @@ static void print_counters(void)
 		(unsigned long long)o->tx_gso_segments, (unsigned long long)o->tx_gso_held,
 		(unsigned long long)o->tx_gso_blocked, (unsigned long long)o->rx_csum_skipped,
 		(unsigned long long)o->rx_gso);
+	kprintf("net: bytes copied: rx to pbufs %llu, rx to app %llu; tx from app %llu, tx to segments %llu; "
+		"copy routine %s\n",
+		(unsigned long long)c->copied_rx_to_pbufs, (unsigned long long)c->copied_rx_to_app,
+		(unsigned long long)c->copied_tx_from_app, (unsigned long long)c->copied_tx_to_segments,
+		net_copy_routine());
 }
 
 static void print_udp(void)

@@ -21,6 +21,9 @@
  *   cpuid        one CPUID (leaf 0)
  *   rdtsc        one RDTSC
  *   mfence       one MFENCE
+ *   copy-R-N     one copy of N bytes (1460: a segment's payload; 16384) by
+ *                the data path's copy routine R (net/copy.c: libc, words,
+ *                movsb), between buffers the copy before left in the cache
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +33,7 @@
 #include "kernel/arch.h"
 #include "kernel/clock.h"
 #include "kernel/kernel.h"
+#include "net/net_internal.h"
 
 #define BATCHES 5
 #define UNUSED_PORT 0x80 /* POST diagnostics: QEMU swallows writes */
@@ -59,6 +63,14 @@ static void op_ipi(void)
 		cpu_relax();
 }
 
+#define COPY_MAX 16384
+static uint8_t copy_from[COPY_MAX], copy_to[COPY_MAX + 8];
+
+/* The destination one byte off alignment, as a payload behind a 14-byte
+ * Ethernet header lands. */
+static void op_copy_segment(void) { net_copy(copy_to + 1, copy_from, 1460); }
+static void op_copy_16k(void) { net_copy(copy_to, copy_from, COPY_MAX); }
+
 static void op_hlt_wake(void)
 {
 	irq_disable();
@@ -76,13 +88,16 @@ static const struct primitive {
 	{ "mfence", op_mfence },
 };
 
+static const char *const copy_routines[] = { "libc", "words", "movsb" };
+static const struct primitive copies[] = { { "1460", op_copy_segment }, { "16384", op_copy_16k } };
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-static void measure(const struct primitive *p, int rounds)
+static void measure(const char *prefix, const struct primitive *p, int rounds)
 {
 	uint64_t per[BATCHES], hz = clock_tsc_hz();
 	int n = rounds / BATCHES > 0 ? rounds / BATCHES : 1;
@@ -94,7 +109,7 @@ static void measure(const struct primitive *p, int rounds)
 	}
 	qsort(per, BATCHES, sizeof per[0], cmp_u64);
 	uint64_t cycles = per[BATCHES / 2];
-	printf("cost: %s %lu ns (%lu cycles) over %d\n", p->name,
+	printf("cost: %s%s %lu ns (%lu cycles) over %d\n", prefix, p->name,
 	       (unsigned long)(cycles * NSEC_PER_SEC / hz), (unsigned long)cycles, n * BATCHES);
 }
 
@@ -113,7 +128,14 @@ int main(int argc, char **argv)
 	printf("costs: hypervisor %s, TSC %lu MHz, x2APIC %s, paravirtual EOI %s\n", cpu_hypervisor_name(cpu_hypervisor()),
 	       (unsigned long)(clock_tsc_hz() / 1000000), lapic_x2apic() ? "on" : "off", lapic_pv_eoi() ? "on" : "off");
 	for (size_t i = 0; i < sizeof primitives / sizeof primitives[0]; i++)
-		measure(&primitives[i], rounds);
+		measure("", &primitives[i], rounds);
+	for (size_t r = 0; r < sizeof copy_routines / sizeof copy_routines[0]; r++) {
+		char prefix[24];
+		snprintf(prefix, sizeof prefix, "copy-%s-", copy_routines[r]);
+		net_copy_choose(copy_routines[r]);
+		for (size_t i = 0; i < sizeof copies / sizeof copies[0]; i++)
+			measure(prefix, &copies[i], rounds);
+	}
 	printf("costs: done\n");
 	return 0;
 }

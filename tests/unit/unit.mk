@@ -88,6 +88,13 @@ UNIT_LIBS_socket := $(LWIP_HOST_LIB)
 UNIT_DEPS_socket := $(SOCKET_TEST_DEPS)
 UNIT_ORDER_socket := $(LWIP_STAMP)
 
+# The data path's copy routines (net/copy.c).
+UNIT_TESTS += copy
+UNIT_SRCS_copy := net/copy.c
+UNIT_CFLAGS_copy := $(SOCKET_TEST_INCLUDES)
+UNIT_DEPS_copy := net/net_internal.h
+UNIT_ORDER_copy := $(LWIP_STAMP)
+
 # Each design switch on its naive side (kernel/switches.h), one build per
 # switch with only that one off, one with all on and one with all off
 # (tests/unit/test_switches.c; names and macros from mk/variants.mk).
