@@ -42,16 +42,18 @@
 #define MEM_LIBC_MALLOC 0
 #define MEM_SIZE (8 * 1024 * 1024)
 
-/* Receive pbufs: the driver's frames are copied into these. 1024 full-size
- * buffers (1.6 MiB) cover the receive windows of the connections that are
- * actually queueing data plus a burst of SYNs; a frame that finds the pool
- * empty is a counted drop (rx_no_pbuf) and TCP retransmits it. */
+/* Receive pbufs: a frame is copied into these when the driver's reserve of
+ * buffers to lend is spent (net/netif.c). 1024 full-size buffers (1.6 MiB)
+ * beside the reserve's 1.5 MiB; a frame that finds the pool empty too is a
+ * counted drop (rx_no_pbuf) and TCP retransmits it. */
 #define PBUF_POOL_SIZE 1024
 /* PBUF_ROM/REF headers: tcp_write() without TCP_WRITE_FLAG_COPY (static
  * responses) holds one per write until the peer acknowledges it, so every
  * connection the listeners admit (1088) may need one at once; fewer makes a
  * burst's answers wait for headers. A header is 24 bytes. */
 #define MEMP_NUM_PBUF 2048
+/* Received frames travel up on the driver's own buffers (net/netif.c). */
+#define LWIP_SUPPORT_CUSTOM_PBUF 1
 
 /* ---- protocols ------------------------------------------------------------- */
 #define LWIP_ARP 1

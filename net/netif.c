@@ -12,16 +12,17 @@
  * finish it. Where the device also segments (VNET_OFF_TX_TSO4), runs of full
  * segments of one connection go out as one frame (netif_gso.c).
  *
- * Receive copies: the driver's buffers are valid only during the callback,
- * so each frame's pieces (one per device buffer) are copied into a chain of
- * pool pbufs given to lwIP's ethernet_input. A frame whose TCP or UDP
- * checksum the device vouches for goes in with the netif's TCP and UDP
- * checks off for that one input (NO_SYS: the input runs to its end before
- * ethernet_input returns, so no other frame sees the setting); the IP
- * header's checksum is still checked. Copying rather than lending the
- * driver's buffers to lwIP (pbuf_alloced_custom) keeps the receive ring full
- * whatever lwIP queues (unread data, out-of-order segments); the bytes it
- * costs are counted.
+ * Receive borrows: each frame's pieces (one per device buffer) become a
+ * chain of custom pbufs over the driver's buffers (vnet_rx_lend,
+ * pbuf_alloced_custom), given to lwIP's ethernet_input; freeing one hands
+ * its buffer back. The driver refills its ring from a reserve meanwhile, so
+ * whatever lwIP queues (unread data, out-of-order segments) never empties
+ * the ring; with the reserve spent, a frame is copied into pool pbufs
+ * instead, as every frame was before lending (the bytes are counted). A
+ * frame whose TCP or UDP checksum the device vouches for goes in with the
+ * netif's TCP and UDP checks off for that one input (NO_SYS: the input runs
+ * to its end before ethernet_input returns, so no other frame sees the
+ * setting); the IP header's checksum is still checked.
  */
 #include <errno.h>
 #include "lwip/etharp.h"
@@ -29,6 +30,7 @@
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
 #include "lwip/prot/ip.h"
+#include "lwip/prot/tcp.h"
 #include "lwip/stats.h"
 #include "drivers/virtio/virtio.h"
 #include "kernel/kernel.h"
@@ -215,16 +217,49 @@ void net_netif_tx_done(void *cookie)
 		pbuf_free((struct pbuf *)cookie);
 }
 
-/* Copy one received frame into pool pbufs and hand it to lwIP; false when
- * it was dropped. */
-static bool input_frame(struct netif *netif, const struct vnet_frame *fr)
+/* A pbuf over a receive buffer the driver lent: one per buffer, so a
+ * buffer's number finds its pbuf and no allocation can fail. */
+struct lent_pbuf {
+	struct pbuf_custom pc; /* first: lwIP hands our free function the pbuf */
+	uint16_t buf;          /* the driver's buffer under it */
+};
+static struct lent_pbuf lent_pbufs[VNET_RX_BUFS_MAX];
+
+static void lent_pbuf_free(struct pbuf *p)
+{
+	struct lent_pbuf *lp = (struct lent_pbuf *)p;
+	vnet_rx_give_back(lp->buf);
+}
+
+/* Frame `fr`, lent by the driver, as a chain of pbufs over its buffers. */
+static struct pbuf *borrow_frame(const struct vnet_frame *fr)
+{
+	struct pbuf *head = NULL;
+	for (int i = 0; i < fr->npieces; i++) {
+		struct lent_pbuf *lp = &lent_pbufs[fr->buf[i]];
+		lp->buf = fr->buf[i];
+		lp->pc.custom_free_function = lent_pbuf_free;
+		void *base = (void *)(uintptr_t)fr->piece[i].base;
+		struct pbuf *q = pbuf_alloced_custom(PBUF_RAW, (u16_t)fr->piece[i].len, PBUF_REF, &lp->pc, base,
+						     (u16_t)fr->piece[i].len);
+		KASSERT(q); /* PBUF_RAW takes no header room: it cannot fail */
+		if (head)
+			pbuf_cat(head, q);
+		else
+			head = q;
+	}
+	return head;
+}
+
+/* Frame `fr` copied into pool pbufs; NULL (counted) when the pool is empty. */
+static struct pbuf *copy_frame(const struct vnet_frame *fr)
 {
 	struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)fr->len, PBUF_POOL);
 	if (!p) {
 		net_counters.rx_drop_no_pbuf++;
 		LINK_STATS_INC(link.memerr);
 		LINK_STATS_INC(link.drop);
-		return false;
+		return NULL;
 	}
 	size_t at = 0;
 	for (int i = 0; i < fr->npieces; i++) {
@@ -232,6 +267,31 @@ static bool input_frame(struct netif *netif, const struct vnet_frame *fr)
 		at += fr->piece[i].len;
 	}
 	net_counters.copied_rx_to_pbufs += fr->len;
+	return p;
+}
+
+/* Whether frame `fr` is a TCP segment with SYN set (a plain IPv4 header is
+ * enough to tell; anything else is not one). */
+static bool tcp_syn(const struct vnet_frame *fr)
+{
+	const u8_t *f = fr->piece[0].base;
+	size_t len = fr->piece[0].len;
+	if (len < 14 + 20 || be16(f + 12) != ETHTYPE_IP || f[14 + 9] != IP_PROTO_TCP)
+		return false;
+	size_t ihl = (f[14] & 15) * 4u;
+	return ihl >= 20 && len >= 14 + ihl + 14 && (f[14 + ihl + 13] & TCP_SYN);
+}
+
+/* Hand one received frame to lwIP, on the driver's buffers or copied;
+ * false when it was dropped. A SYN is always copied: the TCP hooks may
+ * drop it and have it fed in again (net_netif_deliver), and lwIP's input
+ * turns the header it reads to host order in place, so the second input
+ * needs the device's bytes untouched. */
+static bool input_frame(struct netif *netif, const struct vnet_frame *fr)
+{
+	struct pbuf *p = !tcp_syn(fr) && vnet_rx_lend(fr) ? borrow_frame(fr) : copy_frame(fr);
+	if (!p)
+		return false;
 	bool trusted = fr->csum_ok && (offloads & VNET_OFF_RX_CSUM);
 	if (trusted) {
 		NETIF_SET_CHECKSUM_CTRL(netif, checksum_flags & ~CHECK_L4);

@@ -102,9 +102,10 @@ void net_pools_print(void)
 	}
 	struct mem_stats ms;
 	mem_get_stats(&ms);
-	kprintf("%s; lwip-heap %u; tcp-sockets %lu udp-sockets %lu; fds %d; malloc-bytes %lu; "
+	kprintf("%s; lwip-heap %u; rx-lent %u; tcp-sockets %lu udp-sockets %lu; fds %d; malloc-bytes %lu; "
 		"heap-bytes %lu high-water %lu\n",
-		line, (unsigned)lwip_stats.mem.used, (unsigned long)net_socket_counters.sockets_open,
+		line, (unsigned)lwip_stats.mem.used, vnet_rx_buffers_held(),
+		(unsigned long)net_socket_counters.sockets_open,
 		(unsigned long)net_udp_counters.open, fd_count_open(), (unsigned long)ms.malloc_bytes,
 		(unsigned long)ms.heap_bytes, (unsigned long)ms.heap_high_water);
 }

@@ -24,10 +24,12 @@ struct vnet_seg {
 };
 
 /* A received frame, as the device delivered it: its bytes in one piece per
- * device buffer it spans (valid only during the deliver call), and what the
- * device's header said of it, checked. */
+ * device buffer it spans (valid only during the deliver call, unless the
+ * stack borrows them: vnet_rx_lend), and what the device's header said of
+ * it, checked. */
 struct vnet_frame {
 	const struct vnet_seg *piece; /* the frame's bytes, in order */
+	const uint16_t *buf;          /* the receive buffer each piece lies in (vnet_rx_give_back) */
 	int npieces;                  /* 1, or more with merged buffers */
 	size_t len;                   /* all pieces together */
 	bool csum_ok;                 /* an IPv4 TCP or UDP packet whose transport checksum the
@@ -75,6 +77,10 @@ struct vnet_stats {
 	uint64_t rx_gso;                /* delivered TCP segments the host merged (GUEST_TSO4) */
 	uint64_t rx_csum_valid;         /* delivered with DATA_VALID: lwIP's check skipped */
 	uint64_t rx_csum_partial;       /* delivered with NEEDS_CSUM: no checksum to check */
+	uint64_t rx_lent, rx_lent_bufs; /* delivered frames lent to the stack, and their buffers */
+	uint64_t rx_lend_refused;       /* loans refused: the reserve was short (the stack copied) */
+	uint64_t rx_given_back;         /* lent buffers the stack handed back */
+	uint64_t rx_give_back_bad;      /* hand-backs of buffers not lent (a bug; ignored) */
 	uint64_t tx_drop_bad_used;      /* tx used entries out of range */
 	uint64_t tx_ring_full;          /* vnet_tx refused: no descriptors */
 	uint64_t tx_too_many_segs;      /* vnet_tx refused: more pieces than fit */
@@ -112,6 +118,20 @@ bool vnet_rx_pending(void);
  * Returns the number delivered. Kernel option vnet_drop_rx=N (fault
  * injection) drops one in N frames instead. */
 int vnet_rx(vnet_deliver_fn deliver, void *ctx, int budget);
+
+/* Receive buffers lent to the stack. A deliver callback may borrow the
+ * frame it was given instead of copying it: vnet_rx_lend(frame) returns
+ * true when the driver has spare buffers (its reserve) to put in the ring
+ * in place of the frame's, and the frame's pieces then stay valid, the
+ * stack's, until it hands each buffer back with vnet_rx_give_back(frame->
+ * buf[i]). False when the reserve is short (a stack or a reader holding
+ * many): then copy, as without lending. A frame is lent once at most.
+ * Kernel option vnet_rx_lend=0 refuses every loan. */
+#define VNET_RX_BUFS_MAX 1024 /* buffers in all, ring and reserve */
+bool vnet_rx_lend(const struct vnet_frame *frame);
+void vnet_rx_give_back(uint16_t buf);
+/* Buffers the stack holds now (the soak's leak check wants 0 when idle). */
+unsigned vnet_rx_buffers_held(void);
 
 /* VNET_OFF_* negotiated (0 before vnet_init). */
 unsigned vnet_offloads(void);

@@ -307,6 +307,23 @@ static bool choose_barrier(void)
 	return cpu_hypervisor() == HYPERVISOR_TCG;
 }
 
+/* The receive buffers to take: the ring's, and with lending a reserve of
+ * RX_RESERVE_RINGS rings (vnet_rx.c), or fewer where the reserve would take
+ * more than a quarter of the free memory (a small machine: none). */
+static uint16_t rx_buffers_wanted(void)
+{
+	unsigned ring = vnet_dev.rx.vq.size;
+	struct mem_stats ms;
+	mem_get_stats(&ms);
+	uint64_t free = ms.heap_limit > ms.heap_bytes ? ms.heap_limit - ms.heap_bytes : 0;
+	for (unsigned spare = vnet_dev.rx_lend_on ? RX_RESERVE_RINGS : 0; spare > 0; spare--) {
+		unsigned n = ring * (1 + spare) < VNET_RX_BUFS_MAX ? ring * (1 + spare) : VNET_RX_BUFS_MAX;
+		if ((uint64_t)(n - ring) * RX_BUF_SIZE * 4 <= free)
+			return (uint16_t)n;
+	}
+	return (uint16_t)ring;
+}
+
 int vnet_init(void)
 {
 	if (vnet_dev.present)
@@ -348,7 +365,10 @@ int vnet_init(void)
 		virtio_pci_fail(&vnet_dev.vp, "cannot bind MSI-X vectors");
 		return -EIO;
 	}
-	vnet_dev.rx_bufs = page_alloc((size_t)vnet_dev.rx.vq.size * RX_BUF_SIZE / PAGE_SIZE);
+	vnet_dev.rx_lend_on = kernel_option_long("vnet_rx_lend", 1) != 0;
+	vnet_dev.rx_nbufs = rx_buffers_wanted();
+	vnet_dev.rx_lend_on = vnet_dev.rx_nbufs > vnet_dev.rx.vq.size; /* a reserve to lend from */
+	vnet_dev.rx_bufs = page_alloc((size_t)vnet_dev.rx_nbufs * RX_BUF_SIZE / PAGE_SIZE);
 	if (!vnet_dev.rx_bufs) {
 		virtio_pci_fail(&vnet_dev.vp, "no memory for receive buffers");
 		return -ENOMEM;
@@ -398,6 +418,11 @@ void vnet_stats_print(void)
 		on_off(VNET_OFF_TX_CSUM), on_off(VNET_OFF_RX_CSUM), on_off(VNET_OFF_TX_TSO4),
 		on_off(VNET_OFF_RX_TSO4), s->rx_multi_buffer, s->rx_gso, s->rx_csum_valid, s->rx_csum_partial,
 		s->tx_csum, s->tx_gso, s->tx_gso_segments);
+	kprintf("virtio-net: rx lent %lu frames (%lu buffers, given back %lu, held now %u, bad %lu), "
+		"lend refused %lu; rx buffers in reserve %u, in all %u; lending %s\n",
+		s->rx_lent, s->rx_lent_bufs, s->rx_given_back, vnet_rx_buffers_held(), s->rx_give_back_bad,
+		s->rx_lend_refused,
+		vnet_dev.rx_nfree, vnet_dev.rx_nbufs, vnet_dev.rx_lend_on ? "on" : "off");
 	kprintf("virtio-net: rx lost kicks repaired %lu; tx lost kicks repaired %lu; "
 		"tx watchdog kicks %lu (lost %lu, late %lu); rx lost interrupts %lu; kicks dropped %lu; repair %s; "
 		"barrier %s (reads %lu)\n",

@@ -36,6 +36,11 @@
 #define RX_BUF_SIZE 2048
 #define ETH_HLEN    14
 #define MAX_FRAME   1514
+/* With lending, the spare receive buffers, in rings' worth (at most
+ * VNET_RX_BUFS_MAX buffers in all): what the stack may hold before it copies.
+ * 768 buffers of a 256-entry ring hold three 256 KiB windows of merged
+ * segments (2 KiB per buffer) with room to spare. */
+#define RX_RESERVE_RINGS 3
 /* A received frame longer than this cannot be one pbuf (16-bit lengths). */
 #define RX_FRAME_MAX 65535
 /* Buffers one frame may span: 64 KiB behind the header, in 2 KiB buffers. */
@@ -72,7 +77,13 @@ struct vnet_dev {
 	bool present;                 /* vnet_init succeeded */
 	struct virtio_pci vp;         /* transport */
 	struct queue_state rx, tx;    /* the two queues */
-	uint8_t *rx_bufs;             /* rx.vq.size buffers of RX_BUF_SIZE */
+	uint8_t *rx_bufs;             /* rx_nbufs buffers of RX_BUF_SIZE: the ring's and the reserve */
+	uint16_t rx_nbufs;            /* rx.vq.size, plus as many in reserve with lending on */
+	uint16_t rx_nfree;            /* buffers in the reserve, rx_free[0..rx_nfree) */
+	uint16_t rx_free[VNET_RX_BUFS_MAX]; /* the reserve: neither in the ring nor lent */
+	uint8_t rx_where[VNET_RX_BUFS_MAX]; /* RX_IN_*: where each buffer is (checked on give-back) */
+	bool rx_lend_on;              /* loans allowed (kernel option vnet_rx_lend, default 1) */
+	bool rx_lending;              /* the frame being delivered was lent (vnet_rx_lend) */
 	uint8_t mac[6];               /* station address */
 	unsigned offloads;            /* VNET_OFF_* negotiated */
 	bool merged;                  /* MRG_RXBUF negotiated: num_buffers counts */
@@ -106,7 +117,10 @@ bool vnet_kick(struct virtqueue *vq);
 /* virtio_net.c: send the notification `vq`'s state shows is owed, if any
  * (and repairs are on); counted in *repaired. */
 void vnet_repair(struct virtqueue *vq, uint64_t *repaired);
-/* vnet_rx.c: offer every receive buffer to the device (set-up). */
+/* Where a receive buffer is (vnet_dev.rx_where). */
+enum { RX_IN_RESERVE, RX_IN_RING, RX_IN_STACK };
+/* vnet_rx.c: offer the ring's receive buffers to the device and put the
+ * rest in reserve (set-up). */
 void vnet_rx_fill(void);
 /* vnet_tx.c: the device has not consumed everything we published. */
 bool vnet_tx_outstanding(void);

@@ -11,6 +11,13 @@
  * buffer is held between calls. Buffers go back to the ring in one batch
  * and one notify decision per call.
  *
+ * Lending: the stack may keep a delivered frame's buffers instead of
+ * copying them (vnet_rx_lend). Their places in the ring are then taken by
+ * buffers from a reserve (RX_RESERVE_RINGS times the ring), and a lent buffer handed
+ * back (vnet_rx_give_back) joins the reserve. So the ring is always full,
+ * and what the stack holds is bounded by the reserve: with the reserve
+ * short, a loan is refused and the stack copies (counted).
+ *
  * The device is not trusted: the header's flags, gso_type, csum_start and
  * csum_offset, gso_size, hdr_len and num_buffers are checked against what
  * was negotiated and against the packet itself before anything of them
@@ -49,6 +56,63 @@ static void rx_post(uintptr_t slot)
 	vnet_dev.st.rx_refills++;
 }
 
+/* Give a frame's buffers back to the ring after its delivery: the same
+ * ones, or, when the stack borrowed them (it may have handed some back
+ * already, into the reserve), as many from the reserve. */
+static void rx_recycle(const uintptr_t *slot, int n, int *reposted)
+{
+	bool lent = vnet_dev.rx_lending;
+	vnet_dev.rx_lending = false;
+	for (int i = 0; i < n; i++) {
+		uintptr_t post = slot[i];
+		if (lent) {
+			KASSERT(vnet_dev.rx_nfree > 0); /* vnet_rx_lend saw enough */
+			post = vnet_dev.rx_free[--vnet_dev.rx_nfree];
+			KASSERT(vnet_dev.rx_where[post] == RX_IN_RESERVE);
+			vnet_dev.rx_where[post] = RX_IN_RING;
+		}
+		rx_post(post);
+	}
+	*reposted += n;
+}
+
+bool vnet_rx_lend(const struct vnet_frame *fr)
+{
+	if (!vnet_dev.rx_lend_on || vnet_dev.rx_lending)
+		return false;
+	if (vnet_dev.rx_nfree < fr->npieces) {
+		vnet_dev.st.rx_lend_refused++;
+		return false;
+	}
+	for (int i = 0; i < fr->npieces; i++) {
+		KASSERT(vnet_dev.rx_where[fr->buf[i]] == RX_IN_RING);
+		vnet_dev.rx_where[fr->buf[i]] = RX_IN_STACK;
+	}
+	vnet_dev.rx_lending = true;
+	vnet_dev.st.rx_lent++;
+	vnet_dev.st.rx_lent_bufs += (uint64_t)fr->npieces;
+	return true;
+}
+
+void vnet_rx_give_back(uint16_t buf)
+{
+	if (buf >= vnet_dev.rx_nbufs || vnet_dev.rx_where[buf] != RX_IN_STACK) {
+		vnet_dev.st.rx_give_back_bad++; /* a buffer not lent, or handed back twice */
+		KASSERT(!"receive buffer handed back that was not lent");
+		return;
+	}
+	vnet_dev.rx_where[buf] = RX_IN_RESERVE;
+	vnet_dev.rx_free[vnet_dev.rx_nfree++] = buf;
+	vnet_dev.st.rx_given_back++;
+}
+
+unsigned vnet_rx_buffers_held(void)
+{
+	if (!vnet_dev.present)
+		return 0;
+	return (unsigned)(vnet_dev.rx_nbufs - vnet_dev.rx.vq.size - vnet_dev.rx_nfree);
+}
+
 static void rx_kick(void)
 {
 	if (vnet_kick(&vnet_dev.rx.vq))
@@ -57,8 +121,15 @@ static void rx_kick(void)
 
 void vnet_rx_fill(void)
 {
-	for (uintptr_t slot = 0; slot < vnet_dev.rx.vq.size; slot++)
+	for (uintptr_t slot = 0; slot < vnet_dev.rx.vq.size; slot++) {
+		vnet_dev.rx_where[slot] = RX_IN_RING;
 		rx_post(slot);
+	}
+	vnet_dev.rx_nfree = 0;
+	for (uint16_t b = vnet_dev.rx_nbufs; b-- > vnet_dev.rx.vq.size;) {
+		vnet_dev.rx_where[b] = RX_IN_RESERVE;
+		vnet_dev.rx_free[vnet_dev.rx_nfree++] = b;
+	}
 	rx_kick();
 }
 
@@ -171,13 +242,14 @@ static int finish_gather(struct rx_gather *g, vnet_deliver_fn deliver, void *ctx
 	if (g->have < g->need) {
 		vnet_dev.st.rx_drop_merged++; /* the device returned fewer buffers than it said */
 	} else if (!g->bad) {
-		struct vnet_frame fr = { .piece = g->piece, .npieces = g->have, .len = g->len };
+		uint16_t buf[RX_MAX_BUFS];
+		for (int i = 0; i < g->have; i++)
+			buf[i] = (uint16_t)g->slot[i];
+		struct vnet_frame fr = { .piece = g->piece, .buf = buf, .npieces = g->have, .len = g->len };
 		const struct virtio_net_hdr *h = (const void *)rx_buf(g->slot[0]);
 		delivered = finish(h, &fr, deliver, ctx);
 	}
-	for (int i = 0; i < g->have; i++)
-		rx_post(g->slot[i]);
-	*reposted += g->have;
+	rx_recycle(g->slot, g->have, reposted);
 	*g = (struct rx_gather){ 0 };
 	return delivered;
 }
@@ -219,11 +291,11 @@ static int take_buffer(struct rx_gather *g, unsigned *skip, uintptr_t slot, uint
 		return 0; /* its buffer waits for the frame's others */
 	} else {
 		struct vnet_seg piece = { (const uint8_t *)h + sizeof *h, len - sizeof *h };
-		struct vnet_frame fr = { .piece = &piece, .npieces = 1, .len = piece.len };
+		uint16_t buf = (uint16_t)slot;
+		struct vnet_frame fr = { .piece = &piece, .buf = &buf, .npieces = 1, .len = piece.len };
 		delivered = finish(h, &fr, deliver, ctx);
 	}
-	rx_post(slot);
-	(*reposted)++;
+	rx_recycle(&slot, 1, reposted);
 	return delivered;
 }
 

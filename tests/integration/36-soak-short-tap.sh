@@ -32,7 +32,7 @@ rows=$(grep -c '^| \(warmup[0-9]*-k\|warmup[0-9]*-new\|keepalive\|new\) | `ab ' 
 grep -q '^| keepalive | 20000 | 20000 | 0 | 0 | ' "$report" || fail "keep-alive phase: not 20000 complete, 0 failed"
 grep -q '^| new | 3000 | 3000 | 0 | 0 | ' "$report" || fail "new-connection phase: not 3000 complete, 0 failed"
 # Every pools field compared, each equal (heap-bytes: within the slack).
-for f in TCP_PCB TCP_PCB_LISTEN TCP_SEG PBUF_POOL PBUF_REF/ROM lwip-heap tcp-sockets udp-sockets \
+for f in TCP_PCB TCP_PCB_LISTEN TCP_SEG PBUF_POOL PBUF_REF/ROM lwip-heap rx-lent tcp-sockets udp-sockets \
 	fds malloc-bytes heap-high-water; do
 	grep -q "^| $f | .* | equal |\$" "$report" || fail "pools field $f not equal after the load"
 done

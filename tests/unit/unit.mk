@@ -71,6 +71,11 @@ UNIT_TESTS += vnet_offload_none
 UNIT_SRCS_vnet_offload_none := $(VNET_NOTIFY_SRCS)
 UNIT_DEPS_vnet_offload_none := $(VNET_NOTIFY_DEPS) tests/unit/test_vnet_offload.c
 
+# Receive buffers lent to the stack and handed back (issue 21).
+UNIT_TESTS += vnet_lend
+UNIT_SRCS_vnet_lend := $(VNET_NOTIFY_SRCS)
+UNIT_DEPS_vnet_lend := $(VNET_NOTIFY_DEPS)
+
 # The socket layer ($(NET_SOCKET_SRCS); probe.c looks inside) over real lwIP on an
 # in-memory loopback interface; host stand-ins for the kernel and the driver.
 # The layer's POSIX names are renamed uk_* on the host (socket/rename.h).
