@@ -87,28 +87,47 @@
 /* ---- TCP ------------------------------------------------------------------- */
 /* Ethernet MTU 1500 - 40 bytes of IP and TCP headers. */
 #define TCP_MSS 1460
-/* 16 segments each way (23 KiB) fits the 16-bit window field without window
- * scaling and is enough to fill the virtual link; a connection's buffers only
- * cost memory while data is actually queued. TCP_SND_QUEUELEN keeps lwIP's
- * formula (4 pbufs per MSS of buffer = 64 segments). */
+/* 256 KiB each way: a window, and as much sent and not yet acknowledged.
+ * A single stream is bound by window / round trip, and the host's TCP sends
+ * a merged frame of up to 64 KiB per window it sees open, so a window of one
+ * such frame or less leaves the link idle between a frame and its ACK; four
+ * of them keep it busy (docs/design/virtio-net.md). Memory is spent only
+ * while data is queued: received data on the driver's lent buffers, then
+ * pool pbufs (a counted drop when both are spent), sent data in lwIP's heap
+ * (tcp_write ENOMEM, counted, when it is full). TCP_WND_BYTES sets another
+ * size for an experiment. TCP_SND_QUEUELEN keeps lwIP's formula (4 pbufs
+ * per MSS of buffer). */
 #ifdef SOCK_BUF_BYTES
 /* idea-buf4k (mk/variants.mk): the write-up's small buffers, a window and a
  * send buffer of SOCK_BUF_BYTES (lwIP wants at least two segments). */
 #define TCP_WND SOCK_BUF_BYTES
 #define TCP_SND_BUF SOCK_BUF_BYTES
 #else
-#define TCP_WND (16 * TCP_MSS)
-#define TCP_SND_BUF (16 * TCP_MSS)
+#ifndef TCP_WND_BYTES
+#define TCP_WND_BYTES (256 * 1024)
+#endif
+#define TCP_WND TCP_WND_BYTES
+#define TCP_SND_BUF TCP_WND_BYTES
 #endif
 #define TCP_SND_QUEUELEN ((4 * TCP_SND_BUF + (TCP_MSS - 1)) / TCP_MSS)
-/* Window scaling offered back with a shift of 0: our own window is
- * advertised unscaled as before, and a peer's scaled window is read right.
- * Without the option in our SYN-ACK, RFC 7323 has both sides unscaled, but
+/* Only netconn reads it, but lwIP's sanity check wants it below 16 bits. */
+#define TCP_SNDLOWAT LWIP_MIN(TCP_SND_BUF / 2, 0xffff - 4 * TCP_MSS - 1)
+/* Window scaling, offered back to a peer that offers it, with the smallest
+ * shift our window needs (3 for 256 KiB); a peer's scaled window is read
+ * right. Without the option in our SYN-ACK, RFC 7323 has both sides unscaled, but
  * Debian 12's passt (make run's back-end) scales its window anyway; read as
  * is, it shrinks to a few hundred bytes and every answer longer than the
  * first flight crawls out by window probes. */
 #define LWIP_WND_SCALE 1
+#if TCP_WND > (0xffff << 2)
+#define TCP_RCV_SCALE 3
+#elif TCP_WND > (0xffff << 1)
+#define TCP_RCV_SCALE 2
+#elif TCP_WND > 0xffff
+#define TCP_RCV_SCALE 1
+#else
 #define TCP_RCV_SCALE 0
+#endif
 /* PCBs: 64 established keep-alive connections + 1024 connections in the
  * handshake (lwIP has no SYN cache: each SYN_RCVD connection is a full pcb,
  * so this, not the listen backlog, bounds pending connections) + 64 for

@@ -131,9 +131,20 @@ static inline void sock_touched(struct sock *s)
 
 /* The unread count agrees with the chain: what the first pbuf's chain holds,
  * less what was read of it (a debug-build check). */
+/* The bytes of a pbuf chain. Not its tot_len: that field has 16 bits, and a
+ * socket's queue (or what lwIP hands over at once) under a 256 KiB window
+ * can be longer. */
+static inline size_t sock_chain_bytes(const struct pbuf *p)
+{
+	size_t n = 0;
+	for (; p; p = p->next)
+		n += p->len;
+	return n;
+}
+
 static inline bool sock_rx_consistent(const struct sock *s)
 {
-	return s->rx ? s->rx_len == (size_t)s->rx->tot_len - s->rx_off : s->rx_len == 0;
+	return s->rx ? s->rx_len == sock_chain_bytes(s->rx) - s->rx_off : s->rx_len == 0;
 }
 
 /* ---- sock_wait.c: readiness and waiting ------------------------------------------ */

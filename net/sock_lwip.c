@@ -72,7 +72,11 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 		 * own buffered output has drained, tcp_close() sends a FIN rather
 		 * than a reset for unread data. */
 		if (p) {
-			tcp_recved(pcb, p->tot_len);
+			for (size_t n = sock_chain_bytes(p); n;) {
+				u16_t piece = n > 0xffff ? 0xffff : (u16_t)n;
+				tcp_recved(pcb, piece);
+				n -= piece;
+			}
 			pbuf_free(p);
 		}
 		return ERR_OK;
@@ -93,7 +97,7 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 		pbuf_cat(s->rx, p);
 	else
 		s->rx = p;
-	s->rx_len += p->tot_len;
+	s->rx_len += sock_chain_bytes(p);
 	KASSERT(sock_rx_consistent(s));
 	return ERR_OK;
 }
