@@ -9,7 +9,11 @@ RESULTS_DIR/summary.md and prints it:
                    ratio to the reference (default: linux, when measured)
     CPU s per GB   the server's host CPU (QEMU's, or the native server's)
                    per 10^9 bytes the receiver counted, median (min-max)
+    per GB         frames through the tap each way, and (the unikernel's own
+                   counters) transmit notifies per 10^9 bytes moved, and bytes
+                   copied per byte the application read or wrote, each way
     runs not clean every row whose status is not "ok" (left out of medians)
+Batches from before the per-GB columns existed are summarised without them.
 Standard library only (Debian's python3).
 """
 import argparse
@@ -20,8 +24,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchdata import Stat, md_table, num  # noqa: E402
 
-FIELDS = ["rep", "guest", "server", "load", "secs", "bytes", "gbit_s", "server_cpu_s", "cpu_s_per_gb",
-          "client_cpu_pct", "status"]
+FIELDS_V1 = ["rep", "guest", "server", "load", "secs", "bytes", "gbit_s", "server_cpu_s", "cpu_s_per_gb",
+             "client_cpu_pct", "status"]
+FIELDS = FIELDS_V1 + ["frames_from_guest", "frames_to_guest", "copied_rx_bytes", "copied_tx_bytes",
+                      "delivered_rx_bytes", "sent_tx_bytes", "notifies"]
 LOAD_TITLES = {
     "up": "up (-t, 1 stream)",
     "down": "down (-R)",
@@ -51,6 +57,35 @@ def cell(values, digits, ratio_to=None):
     return text
 
 
+def per_gb_tables(ok, guests, loads, header):
+    """The frames, notifies and copies tables: medians of per-run ratios."""
+    def ratios(g, lo, num_field, den_field, scale):
+        vals = []
+        for r in ok:
+            if r["guest"] != g or r["load"] != lo:
+                continue
+            n, d = num(r[num_field]), num(r[den_field])
+            if n is not None and d:
+                vals.append(n / d * scale)
+        return vals
+
+    def table(num_field, den_field, scale, digits):
+        return md_table(header, [[g] + [cell(ratios(g, lo, num_field, den_field, scale), digits) for lo in loads]
+                                 for g in guests])
+    return ["", "Frames from the guest per GB moved (the tap's count: a merged or segmented frame is one; "
+            "up, down and -P 4: mostly ACKs one way, data the other), median (min-max).", "",
+            table("frames_from_guest", "bytes", 1e9, 0),
+            "", "Frames to the guest per GB moved.", "",
+            table("frames_to_guest", "bytes", 1e9, 0),
+            "", "Transmit notifies per GB moved (the unikernel's count; - where not counted).", "",
+            table("notifies", "bytes", 1e9, 0),
+            "", "Bytes copied per byte the application read (receive: device buffer to pbufs, pbufs to "
+            "the application; 1.00 is the one copy out of the stack), the unikernel's count.", "",
+            table("copied_rx_bytes", "delivered_rx_bytes", 1, 2),
+            "", "Bytes copied per byte the application wrote (send buffer, then lwIP's segments).", "",
+            table("copied_tx_bytes", "sent_tx_bytes", 1, 2)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ref", default="linux")
@@ -60,7 +95,7 @@ def main():
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
-            if reader.fieldnames != FIELDS:
+            if reader.fieldnames not in (FIELDS, FIELDS_V1):
                 sys.exit(f"summarise_bulk: {path}: unexpected header {reader.fieldnames}")
             rows = list(reader)
     except OSError as e:
@@ -103,6 +138,8 @@ def main():
     out += ["", "Host CPU seconds per GB moved (QEMU's user+system time around the load, or the native "
             "server's; 10^9 bytes as the receiver counted them), median (min-max).", ""]
     out.append(md_table(header, [[g] + [cell(values(g, lo, "cpu_s_per_gb"), 2) for lo in loads] for g in guests]))
+    if rows and "notifies" in rows[0]:
+        out += per_gb_tables(ok, guests, loads, header)
     out += ["", "Runs (clean / all):", ""]
     out.append(md_table(header, [[g] + [runs_cell(g, lo) for lo in loads] for g in guests]))
     bad = [r for r in rows if r["status"] != "ok"]
