@@ -64,7 +64,11 @@ def per_gb_tables(ok, guests, loads, header):
         for r in ok:
             if r["guest"] != g or r["load"] != lo:
                 continue
-            n, d = num(r[num_field]), num(r[den_field])
+            n, d, moved = num(r[num_field]), num(r[den_field]), num(r["bytes"])
+            # Copies per byte only where the application moved the load's
+            # bytes that way (not the control connection of the other way).
+            if den_field != "bytes" and moved and d is not None and d < moved / 2:
+                continue
             if n is not None and d:
                 vals.append(n / d * scale)
         return vals
