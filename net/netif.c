@@ -231,11 +231,12 @@ static void lent_pbuf_free(struct pbuf *p)
 	vnet_rx_give_back(lp->buf);
 }
 
-/* Frame `fr`, lent by the driver, as a chain of pbufs over its buffers. */
+/* Frame `fr`, lent by the driver, as a chain of pbufs over its buffers;
+ * built from its last piece, so each pbuf_cat walks one pbuf. */
 static struct pbuf *borrow_frame(const struct vnet_frame *fr)
 {
 	struct pbuf *head = NULL;
-	for (int i = 0; i < fr->npieces; i++) {
+	for (int i = fr->npieces - 1; i >= 0; i--) {
 		struct lent_pbuf *lp = &lent_pbufs[fr->buf[i]];
 		lp->buf = fr->buf[i];
 		lp->pc.custom_free_function = lent_pbuf_free;
@@ -244,9 +245,8 @@ static struct pbuf *borrow_frame(const struct vnet_frame *fr)
 						     (u16_t)fr->piece[i].len);
 		KASSERT(q); /* PBUF_RAW takes no header room: it cannot fail */
 		if (head)
-			pbuf_cat(head, q);
-		else
-			head = q;
+			pbuf_cat(q, head);
+		head = q;
 	}
 	return head;
 }
