@@ -120,6 +120,21 @@ void sock_on_err(void *arg, err_t err)
 	if (!s)
 		return;
 	bool connecting = s->state == SS_CONNECTING;
+	struct socket_counters *c = &net_socket_counters;
+	c->last_reset.err = err;
+	c->last_reset.state = s->state;
+	c->last_reset.closed = s->closed_by_app;
+	c->last_reset.fin_sent = s->fin_sent;
+	c->last_reset.peer_fin = s->rx_eof;
+	c->last_reset.tx_len = (uint32_t)s->tx_len;
+	c->last_reset.rx_len = (uint32_t)s->rx_len;
+	if (err == ERR_RST)
+		c->resets_rst++;
+	else if (err == ERR_ABRT)
+		c->resets_aborted++;
+	else
+		c->resets_other++;
+	c->resets_after_close += s->closed_by_app;
 	s->pcb = NULL;
 	s->state = SS_CLOSED;
 	if (err == ERR_RST)

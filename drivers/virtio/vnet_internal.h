@@ -78,7 +78,7 @@ struct vnet_dev {
 	struct virtio_pci vp;         /* transport */
 	struct queue_state rx, tx;    /* the two queues */
 	uint8_t *rx_bufs;             /* rx_nbufs buffers of RX_BUF_SIZE: the ring's and the reserve */
-	uint16_t rx_nbufs;            /* rx.vq.size, plus as many in reserve with lending on */
+	uint16_t rx_nbufs;            /* rx.vq.size, plus the reserve with lending on */
 	uint16_t rx_nfree;            /* buffers in the reserve, rx_free[0..rx_nfree) */
 	uint16_t rx_free[VNET_RX_BUFS_MAX]; /* the reserve: neither in the ring nor lent */
 	uint8_t rx_where[VNET_RX_BUFS_MAX]; /* RX_IN_*: where each buffer is (checked on give-back) */
