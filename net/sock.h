@@ -129,8 +129,6 @@ static inline void sock_touched(struct sock *s)
 		sock_mark_egress(s);
 }
 
-/* The unread count agrees with the chain: what the first pbuf's chain holds,
- * less what was read of it (a debug-build check). */
 /* The bytes of a pbuf chain. Not its tot_len: that field has 16 bits, and a
  * socket's queue (or what lwIP hands over at once) under a 256 KiB window
  * can be longer. */
@@ -142,6 +140,8 @@ static inline size_t sock_chain_bytes(const struct pbuf *p)
 	return n;
 }
 
+/* The unread count agrees with the chain: what the first pbuf's chain holds,
+ * less what was read of it (a debug-build check). */
 static inline bool sock_rx_consistent(const struct sock *s)
 {
 	return s->rx ? s->rx_len == sock_chain_bytes(s->rx) - s->rx_off : s->rx_len == 0;
