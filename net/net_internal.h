@@ -88,6 +88,8 @@ struct socket_counters {
 		int state;              /*   enum sock_state before it */
 		bool closed, fin_sent, peer_fin;
 		uint32_t tx_len, rx_len; /*   bytes still to send, still unread */
+		uint16_t peer_port;     /*   the peer's port (a peer's RST only: the
+		                         *   pcb is gone by an abort's callback) */
 	} last_reset;
 	uint64_t egress_passes;         /* egress passes run */
 	uint64_t sockets_visited;       /* sockets (and naive backlog slots) they looked at */

@@ -128,6 +128,9 @@ void sock_on_err(void *arg, err_t err)
 	c->last_reset.peer_fin = s->rx_eof;
 	c->last_reset.tx_len = (uint32_t)s->tx_len;
 	c->last_reset.rx_len = (uint32_t)s->rx_len;
+	/* lwIP calls back on a peer's RST before freeing the pcb, on an
+	 * abort after: only the former may be read. */
+	c->last_reset.peer_port = err == ERR_RST && s->pcb ? s->pcb->remote_port : 0;
 	if (err == ERR_RST)
 		c->resets_rst++;
 	else if (err == ERR_ABRT)
