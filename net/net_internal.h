@@ -100,6 +100,7 @@ struct socket_counters {
 	uint64_t listener_checks;       /* listener readiness questions */
 	uint64_t listener_slots_walked; /* backlog slots looked at to answer them (naive) */
 	uint64_t nagle_holds;           /* outputs that left data waiting for an ACK (Nagle) */
+	uint64_t tx_grown;              /* send buffers doubled for a bulk sender (sock_io.c) */
 };
 extern struct socket_counters net_socket_counters;
 void net_socket_stats_print(void);

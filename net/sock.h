@@ -26,12 +26,15 @@
 #include "lwip/tcp.h"
 #include "net_internal.h"
 
-/* A socket's send buffer; idea-buf4k (mk/variants.mk) makes it 4 KiB, and
- * lwIP's window with it (net/lwipopts.h). */
+/* A socket's send buffer, which a bulk sender's grows (sock_io.c); idea-buf4k
+ * (mk/variants.mk) fixes it at 4 KiB, and lwIP's window with it
+ * (net/lwipopts.h). */
 #ifdef SOCK_BUF_BYTES
 #define SNDBUF_DEFAULT SOCK_BUF_BYTES
+#define SNDBUF_GROWS   0
 #else
 #define SNDBUF_DEFAULT (16 * 1024)
+#define SNDBUF_GROWS   1
 #endif
 #define SNDBUF_MIN     2048
 #define SNDBUF_MAX     (256 * 1024)
@@ -83,6 +86,7 @@ struct sock {
 	/* Send (deferred egress). */
 	uint8_t *tx;             /* ring buffer of tx_cap bytes, allocated at first write */
 	size_t tx_cap, tx_head, tx_len;
+	bool tx_cap_set;         /* SO_SNDBUF chose tx_cap: it never grows (sock_io.c) */
 	bool fin_wanted;         /* shutdown(SHUT_WR) or close(): FIN once tx drains */
 	bool fin_sent;
 	bool closed_by_app;      /* close() ran: free once lwIP lets go */

@@ -96,7 +96,7 @@ static size_t segment_size(const struct tcp_pcb *pcb)
  * output on the next ACK carry on, and on_sent lists the socket again. */
 size_t sock_egress_room(const struct tcp_pcb *pcb)
 {
-	size_t room = tcp_sndbuf(pcb);
+	size_t room = pcb->snd_buf; /* tcp_sndbuf() would cut it to 16 bits */
 	size_t queued = (u32_t)(pcb->snd_lbb - pcb->lastack); /* unacknowledged + unsent */
 	size_t allowed = (size_t)pcb->snd_wnd + 2 * segment_size(pcb);
 	size_t by_window = allowed > queued ? allowed - queued : 0;

@@ -91,6 +91,48 @@ static size_t tx_append(struct sock *s, const uint8_t *data, size_t len)
 	return n;
 }
 
+/* ---- a send buffer that grows ------------------------------------------------- */
+
+/* A socket's send buffer starts small (SNDBUF_DEFAULT): thousands of
+ * connections each write a short answer. A bulk sender then fills it at
+ * once and waits, and each wait moves no more than the buffer into lwIP, so
+ * that is what leaves per round trip, in as many small frames. So a full
+ * buffer doubles (up to SNDBUF_MAX, as Linux grows a send buffer with the
+ * connection's window) when lwIP could take all of it right now: the peer's
+ * window and lwIP's send buffer have room for it. A reader that stops
+ * reading shuts its window and stops the growth where it stands. A socket
+ * whose size the application set (SO_SNDBUF) never grows, nor one on a
+ * machine short of memory. */
+static bool tx_should_grow(const struct sock *s)
+{
+	if (!SNDBUF_GROWS || s->tx_cap_set || s->tx_cap >= SNDBUF_MAX || s->tx_len < s->tx_cap || !s->pcb ||
+	    s->state != SS_CONNECTED || sock_egress_room(s->pcb) < s->tx_cap)
+		return false;
+	struct mem_stats ms;
+	mem_get_stats(&ms);
+	uint64_t free = ms.heap_limit > ms.heap_bytes ? ms.heap_limit - ms.heap_bytes : 0;
+	return 2 * s->tx_cap * 16 <= free; /* leave most of it to others */
+}
+
+/* Double s's full ring, its bytes in order from the start; false (and the
+ * ring as it was) when out of memory. */
+static bool tx_grow(struct sock *s)
+{
+	size_t cap = 2 * s->tx_cap;
+	uint8_t *tx = malloc(cap);
+	if (!tx)
+		return false;
+	size_t first = s->tx_cap - s->tx_head < s->tx_len ? s->tx_cap - s->tx_head : s->tx_len;
+	memcpy(tx, s->tx + s->tx_head, first);
+	memcpy(tx + first, s->tx, s->tx_len - first);
+	free(s->tx);
+	s->tx = tx;
+	s->tx_cap = cap;
+	s->tx_head = 0;
+	net_socket_counters.tx_grown++;
+	return true;
+}
+
 /* Why a socket cannot take data now, as an errno; 0 if it can. */
 static int send_blocker(struct sock *s)
 {
@@ -126,6 +168,8 @@ static long send_pieces(struct sock *s, const struct iovec *iov, int n)
 				sock_mark_egress(s);
 			if (!left)
 				break;
+			if (tx_should_grow(s) && tx_grow(s))
+				continue;
 			/* Buffer full: let egress drain it, then wait for room. */
 			executor_poll();
 			if (s->tx_len < s->tx_cap)

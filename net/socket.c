@@ -481,6 +481,7 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 			s->tx = NULL;
 			s->tx_head = 0;
 			s->tx_cap = (size_t)v;
+			s->tx_cap_set = true;
 			return 0;
 		case SO_RCVBUF:
 			return 0; /* the receive window is lwIP's TCP_WND */
@@ -559,10 +560,10 @@ void net_socket_stats_print(void)
 	const struct socket_counters *c = &net_socket_counters;
 	kprintf("sockets: open %lu, accepted %lu, backlog overflows %lu, resets %lu; egress passes %lu, "
 		"sockets visited %lu, dispatches %lu, marks %lu, outputs %lu, tcp_write ENOMEM %lu; "
-		"listener checks %lu, slots walked %lu; nagle holds %lu\n",
+		"listener checks %lu, slots walked %lu; nagle holds %lu; send buffers grown %lu\n",
 		c->sockets_open, c->accepted, c->backlog_overflows, c->resets, c->egress_passes,
 		c->sockets_visited, c->dispatches, c->egress_marks, c->outputs, c->tcp_write_no_memory,
-		c->listener_checks, c->listener_slots_walked, c->nagle_holds);
+		c->listener_checks, c->listener_slots_walked, c->nagle_holds, c->tx_grown);
 	if (c->resets)
 		kprintf("sockets: resets by cause: peer's RST %lu, aborted %lu, other %lu; after close %lu; "
 			"last: err %d, socket state %d%s%s%s, tx %lu, rx %lu, peer port %u\n",

@@ -529,6 +529,86 @@ static void test_egress_relisted_by_ack(void **state)
 	assert_int_equal(probe_tx_len(c), 0);
 }
 
+/* Stream `total` bytes of the pattern from c to s, non-blocking on both
+ * sides, the writer giving `wchunk` bytes a turn, the reader taking at most
+ * `rchunk`; checks every byte. */
+static void stream(int c, int s, size_t total, size_t wchunk, size_t rchunk)
+{
+	static uint8_t buf[64 * 1024];
+	size_t sent = 0, got = 0;
+	assert_true(wchunk <= sizeof buf && rchunk <= sizeof buf);
+	set_nonblock(c);
+	set_nonblock(s);
+	for (int turns = 0; got < total; turns++) {
+		assert_true(turns < 100000);
+		bool moved = false;
+		if (sent < total) {
+			size_t n = total - sent < wchunk ? total - sent : wchunk;
+			fill_pattern(buf, n, sent);
+			ssize_t w = write(c, buf, n);
+			assert_true(w > 0 || errno == EAGAIN);
+			if (w > 0)
+				sent += (size_t)w, moved = true;
+		}
+		pump();
+		ssize_t r = read(s, buf, rchunk);
+		assert_true(r > 0 || errno == EAGAIN);
+		for (ssize_t i = 0; i < r; i++)
+			assert_int_equal(buf[i], pattern(got + (size_t)i));
+		if (r > 0)
+			got += (size_t)r, moved = true;
+		if (!moved)
+			settle_ms(10); /* a delayed ACK */
+	}
+}
+
+static void close_pair(int c, int s)
+{
+	assert_int_equal(close(c), 0);
+	assert_int_equal(close(s), 0);
+	settle_ms(1000);
+}
+
+/* 7c. a full send buffer doubles while lwIP could take all of it, up to
+ * SO_SNDBUF's maximum; not once the application chose its size, nor on a
+ * machine short of memory. */
+static int sndbuf_of(int fd)
+{
+	int v = 0;
+	socklen_t len = sizeof v;
+	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, &len), 0);
+	return v;
+}
+
+static void test_send_buffer_grows(void **state)
+{
+	(void)state;
+	int c, s, start;
+	make_pair(7015, &c, &s);
+	start = sndbuf_of(c);
+	uint64_t grown = net_socket_counters.tx_grown;
+	stream(c, s, 512 * 1024, 65536, 8192); /* the writer hands over more than the buffer */
+	assert_true(sndbuf_of(c) > start);
+	assert_true(sndbuf_of(c) <= 256 * 1024);
+	assert_true(net_socket_counters.tx_grown > grown);
+	close_pair(c, s);
+
+	make_pair(7016, &c, &s); /* the application's choice stands */
+	assert_int_equal(setsockopt(c, SOL_SOCKET, SO_SNDBUF, &start, sizeof start), 0);
+	grown = net_socket_counters.tx_grown;
+	stream(c, s, 512 * 1024, 65536, 8192); /* the writer hands over more than the buffer */
+	assert_int_equal(sndbuf_of(c), start);
+	close_pair(c, s);
+
+	host_heap_free = 64 * 1024; /* a small machine */
+	make_pair(7017, &c, &s);
+	stream(c, s, 512 * 1024, 65536, 8192); /* the writer hands over more than the buffer */
+	assert_int_equal(sndbuf_of(c), start);
+	assert_int_equal(net_socket_counters.tx_grown, grown);
+	close_pair(c, s);
+	host_heap_free = 1ULL << 30;
+}
+
 /* 7b. reading and polling never mark a socket for egress. */
 static void test_read_poll_no_mark(void **state)
 {
@@ -677,6 +757,7 @@ int main(void)
 		T(test_poll_connection),
 		T(test_poll_interrupted),
 		T(test_egress_relisted_by_ack),
+		T(test_send_buffer_grows),
 		T(test_read_poll_no_mark),
 		T(test_nodelay),
 		T(test_exit_drain),
