@@ -48,10 +48,10 @@
 #include "net_internal.h"
 #include "netif_gso.h"
 
-/* Segments in a run: at most 64 KiB of 1460-byte ones, and in practice as
- * many as fit the driver's VNET_MAX_SEGS pieces (the headers, then one piece
- * per segment for data tcp_write copied): 15, more than lwIP's 16-segment
- * send buffer leaves in one burst after the first is acked. */
+/* Segments in a run: at most 64 KiB of 1460-byte ones (44), which the
+ * driver's VNET_MAX_SEGS pieces hold (the headers, then one piece per
+ * segment for data tcp_write copied): a bulk sender's 64 KiB write leaves
+ * as one frame. */
 #define RUN_FRAMES  45
 #define RUN_HDR_MAX (14 + 60 + 60)  /* Ethernet, IP and TCP headers, options included */
 #define RUNS        64              /* runs held or on the ring at once */

@@ -143,7 +143,7 @@ unsigned vnet_offloads(void);
  * negotiated or out of the frame. `cookie` goes to the tx-done callback.
  * Kernel option vnet_drop_tx=N (fault injection) drops one in N frames,
  * reported done at once. */
-#define VNET_MAX_SEGS 16
+#define VNET_MAX_SEGS 48
 #define VNET_GSO_FRAME_MAX (14 + 65535)
 int vnet_tx(const struct vnet_seg *seg, int nseg, void *cookie, const struct vnet_tx_offload *off);
 /* Whether a frame of `nseg` pieces would find room now, or after reclaiming

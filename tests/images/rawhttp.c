@@ -11,8 +11,8 @@
  * malformed or oversized requests are counted and the connection closed.
  * GET /__shutdown is answered, then the server exits with status 0 (and the
  * network layer prints its counters). GET /__pieces is answered with the same
- * bytes written as 40 separate pieces, which lwIP chains into one segment of
- * more pbufs than the driver takes: the network layer's flattening path.
+ * bytes written as 2-byte pieces, which lwIP chains into one segment of more
+ * pbufs than the driver takes: the network layer's flattening path.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +20,7 @@
 #include "lwip/tcp.h"
 #include "kernel/kernel.h"
 #include "net/net.h"
+#include "drivers/virtio/virtio.h"
 
 #define BODY "Hello from rawhttp, a raw-API lwIP test.\n"
 _Static_assert(sizeof(BODY) - 1 == 41, "the body is 41 bytes");
@@ -31,7 +32,9 @@ static const char response_close[] = HEAD("close") BODY;
 /* A second copy, so that pieces alternating between the two are never
  * adjacent in memory (lwIP would merge adjacent ones). */
 static const char response_keep_alive_copy[] = HEAD("keep-alive") BODY;
-#define PIECES 40
+#define PIECE_BYTES 2
+#define PIECES ((sizeof response_keep_alive - 1 + PIECE_BYTES - 1) / PIECE_BYTES)
+_Static_assert(PIECES > VNET_MAX_SEGS, "more pieces than a frame may have");
 
 /* A request head (request line and headers) may be this long; longer is an
  * error. */
@@ -160,7 +163,7 @@ static err_t conn_abort(struct conn *c)
  * copies; ERR_MEM (nothing written) unless all of it fits now. */
 static err_t write_in_pieces(struct tcp_pcb *pcb)
 {
-	size_t len = sizeof response_keep_alive - 1, piece = (len + PIECES - 1) / PIECES;
+	size_t len = sizeof response_keep_alive - 1, piece = PIECE_BYTES;
 	if (tcp_sndbuf(pcb) < len || tcp_sndqueuelen(pcb) + PIECES + 1 > TCP_SND_QUEUELEN)
 		return ERR_MEM;
 	for (size_t off = 0, i = 0; off < len; off += piece, i++) {

@@ -58,7 +58,7 @@ curl -s -i -m 10 "$url/" >"$tmp/got" || die "curl failed"
 printf "$KEEP" >"$tmp/want"
 expect_file "$tmp/got" "$tmp/want"
 
-echo "== GET /__pieces: one segment of 40+ pbufs (flattened by the netif)"
+echo "== GET /__pieces: one segment of more pbufs than a frame takes (flattened by the netif)"
 curl -s -i -m 10 "$url/__pieces" >"$tmp/got" || die "curl failed"
 expect_file "$tmp/got" "$tmp/want"
 
