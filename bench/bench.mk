@@ -260,8 +260,9 @@ TEST_DEPS += linux-iperf-guest
 # Settings pass through to bench/run-bulk: GUESTS ([NAME=]BASE[+KOPT...]: per
 # guest kernel options), LOADS (up down p4 small), HTTP_LOADS (ab -k against
 # httpd, BYTES:CONCURRENCY words, default "65536:8 1048576:1", none for none),
-# HTTP_PATH (default /bytes/%s), REPS, SECS, WARMUP, OUT.
-BULK_ENV = BUILD=$(BUILD) $(foreach v,QUICK GUESTS LOADS HTTP_LOADS HTTP_PATH REPS SECS WARMUP OUT MAX_LOAD FORCE LOADAVG_FILE,$(if $($(v)),$(v)='$($(v))'))
+# HTTP_PATH (default /bytes/%s), REPS, SECS, WARMUP, KICKS (1: QEMU traces
+# every guest's kicks and interrupts; 0: not), OUT.
+BULK_ENV = BUILD=$(BUILD) $(foreach v,QUICK GUESTS LOADS HTTP_LOADS HTTP_PATH REPS SECS WARMUP KICKS OUT MAX_LOAD FORCE LOADAVG_FILE,$(if $($(v)),$(v)='$($(v))'))
 
 .PHONY: bench-bulk
 bench-bulk: all $(IPERF_HOST) $(IPERF_HOST).flags $(HTTPD_HOST) $(HTTPD_HOST).flags linux-iperf-guest

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""bulk_counters.py: what one bulk load cost in frames, copies and notifies.
+"""bulk_counters.py: what one bulk load cost in frames, copies, kicks and
+interrupts.
 
-    bench/bulk_counters.py CONSOLE DUMP0 DUMP1 FRAMES0 FRAMES1
+    bench/bulk_counters.py CONSOLE DUMP0 DUMP1 FRAMES0 FRAMES1 [KICKS0 KICKS1]
 
 bench/run-bulk calls it after each load and appends what it prints to the
 load's row of runs.csv:
 
     frames_from_guest,frames_to_guest,copied_rx_bytes,copied_tx_bytes,
-    delivered_rx_bytes,sent_tx_bytes,notifies
+    delivered_rx_bytes,sent_tx_bytes,notifies,kicks_tx,kicks_rx,irqs
 
 FRAMES0 and FRAMES1 are the tap's "RX_PACKETS TX_PACKETS" before and after
 the load (the tap receives what the guest sends), for any guest; empty when
@@ -16,8 +17,11 @@ unikernel's counter dumps (Ctrl-T) before and after the load; empty for
 other guests. From those: bytes copied on receive (device buffer to pool
 pbufs, pbufs to the application) and on transmit (application to the send
 buffer, send buffer to lwIP's segments), bytes the application read and
-wrote, and the transmit notifies (virtio-net kicks tx). A field that cannot
-be known is left empty. Standard library only.
+wrote, and the transmit notifies (virtio-net kicks tx) as the unikernel
+counted them. KICKS0 and KICKS1 are "TX RX INTERRUPTS" as QEMU traced them
+for any guest (run-bulk's qemu_kicks): kicks of the transmit and receive
+queues and interrupts sent. A field that cannot be known is left empty.
+Standard library only.
 """
 import os
 import sys
@@ -40,14 +44,21 @@ def dump(lines, span):
 
 
 def main(argv):
-    if len(argv) != 6:
+    if len(argv) not in (6, 8):
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    console, d0, d1, f0, f1 = argv[1:]
-    out = [""] * 7
+    console, d0, d1, f0, f1 = argv[1:6]
+    k0, k1 = argv[6:8] if len(argv) == 8 else ("", "")
+    out = [""] * 10
     try:
         (a_rx, a_tx), (b_rx, b_tx) = (tuple(int(x) for x in f.split()) for f in (f0, f1))
         out[0], out[1] = str(b_rx - a_rx), str(b_tx - a_tx)
+    except ValueError:
+        pass
+    try:
+        before, after = ([int(x) for x in k.split()] for k in (k0, k1))
+        if len(before) == len(after) == 3:
+            out[7:10] = [str(b - a) for a, b in zip(before, after)]
     except ValueError:
         pass
     if d0 and d1:

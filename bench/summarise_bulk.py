@@ -9,9 +9,11 @@ RESULTS_DIR/summary.md and prints it:
                    ratio to the reference (default: linux, when measured)
     CPU s per GB   the server's host CPU (QEMU's, or the native server's)
                    per 10^9 bytes the receiver counted, median (min-max)
-    per GB         frames through the tap each way, and (the unikernel's own
-                   counters) transmit notifies per 10^9 bytes moved, and bytes
-                   copied per byte the application read or wrote, each way
+    per GB         frames through the tap each way; kicks of the transmit and
+                   receive queues and interrupts, as QEMU traced them for
+                   every guest; (the unikernel's own counters) transmit
+                   notifies per 10^9 bytes moved, and bytes copied per byte
+                   the application read or wrote, each way
     runs not clean every row whose status is not "ok" (left out of medians)
 Batches from before the per-GB columns existed are summarised without them.
 Standard library only (Debian's python3).
@@ -26,8 +28,9 @@ from benchdata import Stat, md_table, num  # noqa: E402
 
 FIELDS_V1 = ["rep", "guest", "server", "load", "secs", "bytes", "gbit_s", "server_cpu_s", "cpu_s_per_gb",
              "client_cpu_pct", "status"]
-FIELDS = FIELDS_V1 + ["frames_from_guest", "frames_to_guest", "copied_rx_bytes", "copied_tx_bytes",
-                      "delivered_rx_bytes", "sent_tx_bytes", "notifies"]
+FIELDS_V2 = FIELDS_V1 + ["frames_from_guest", "frames_to_guest", "copied_rx_bytes", "copied_tx_bytes",
+                         "delivered_rx_bytes", "sent_tx_bytes", "notifies"]
+FIELDS = FIELDS_V2 + ["kicks_tx", "kicks_rx", "irqs"]
 LOAD_TITLES = {
     "up": "up (-t, 1 stream)",
     "down": "down (-R)",
@@ -57,8 +60,9 @@ def cell(values, digits, ratio_to=None):
     return text
 
 
-def per_gb_tables(ok, guests, loads, header):
-    """The frames, notifies and copies tables: medians of per-run ratios."""
+def per_gb_tables(ok, guests, loads, header, kicks):
+    """The frames, notifies, kicks and copies tables: medians of per-run
+    ratios; the kicks ones only where the batch has them."""
     def ratios(g, lo, num_field, den_field, scale):
         vals = []
         for r in ok:
@@ -76,18 +80,28 @@ def per_gb_tables(ok, guests, loads, header):
     def table(num_field, den_field, scale, digits):
         return md_table(header, [[g] + [cell(ratios(g, lo, num_field, den_field, scale), digits) for lo in loads]
                                  for g in guests])
-    return ["", "Frames from the guest per GB moved (the tap's count: a merged or segmented frame is one; "
-            "up, down and -P 4: mostly ACKs one way, data the other), median (min-max).", "",
-            table("frames_from_guest", "bytes", 1e9, 0),
-            "", "Frames to the guest per GB moved.", "",
-            table("frames_to_guest", "bytes", 1e9, 0),
-            "", "Transmit notifies per GB moved (the unikernel's count; - where not counted).", "",
-            table("notifies", "bytes", 1e9, 0),
-            "", "Bytes copied per byte the application read (receive: device buffer to pbufs, pbufs to "
-            "the application; 1.00 is the one copy out of the stack), the unikernel's count.", "",
-            table("copied_rx_bytes", "delivered_rx_bytes", 1, 2),
-            "", "Bytes copied per byte the application wrote (send buffer, then lwIP's segments).", "",
-            table("copied_tx_bytes", "sent_tx_bytes", 1, 2)]
+    out = ["", "Frames from the guest per GB moved (the tap's count: a merged or segmented frame is one; "
+           "up, down and -P 4: mostly ACKs one way, data the other), median (min-max).", "",
+           table("frames_from_guest", "bytes", 1e9, 0),
+           "", "Frames to the guest per GB moved.", "",
+           table("frames_to_guest", "bytes", 1e9, 0)]
+    if kicks:
+        out += ["", "Transmit kicks per GB moved (QEMU's trace of the device, the same count for every "
+                "guest: virtio_queue_notify on the transmit queue).", "",
+                table("kicks_tx", "bytes", 1e9, 0),
+                "", "Receive-queue kicks per GB moved (QEMU's trace: buffers given back, notified).", "",
+                table("kicks_rx", "bytes", 1e9, 0),
+                "", "Interrupts to the guest per GB moved (QEMU's trace: virtio_notify, any queue).", "",
+                table("irqs", "bytes", 1e9, 0)]
+    return out + [
+        "", "Transmit notifies per GB moved (the unikernel's own count, which QEMU's should equal; "
+        "- where not counted).", "",
+        table("notifies", "bytes", 1e9, 0),
+        "", "Bytes copied per byte the application read (receive: device buffer to pbufs, pbufs to "
+        "the application; 1.00 is the one copy out of the stack), the unikernel's count.", "",
+        table("copied_rx_bytes", "delivered_rx_bytes", 1, 2),
+        "", "Bytes copied per byte the application wrote (send buffer, then lwIP's segments).", "",
+        table("copied_tx_bytes", "sent_tx_bytes", 1, 2)]
 
 
 def main():
@@ -99,7 +113,7 @@ def main():
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
-            if reader.fieldnames not in (FIELDS, FIELDS_V1):
+            if reader.fieldnames not in (FIELDS, FIELDS_V2, FIELDS_V1):
                 sys.exit(f"summarise_bulk: {path}: unexpected header {reader.fieldnames}")
             rows = list(reader)
     except OSError as e:
@@ -143,7 +157,7 @@ def main():
             "server's; 10^9 bytes as the receiver counted them), median (min-max).", ""]
     out.append(md_table(header, [[g] + [cell(values(g, lo, "cpu_s_per_gb"), 2) for lo in loads] for g in guests]))
     if rows and "notifies" in rows[0]:
-        out += per_gb_tables(ok, guests, loads, header)
+        out += per_gb_tables(ok, guests, loads, header, "kicks_tx" in rows[0])
     out += ["", "Runs (clean / all):", ""]
     out.append(md_table(header, [[g] + [runs_cell(g, lo) for lo in loads] for g in guests]))
     bad = [r for r in rows if r["status"] != "ok"]
