@@ -97,6 +97,9 @@ struct mem_stats {
 	uint64_t malloc_bytes;    /* handed out by malloc and not freed */
 };
 void mem_get_stats(struct mem_stats *st);
+/* Bytes the heap can still grow by (heap_limit - heap_bytes): what a
+ * subsystem sizing an optional allocation weighs it against. */
+uint64_t mem_heap_room(void);
 
 /* ---- time ------------------------------------------------------------------ */
 #define NSEC_PER_SEC 1000000000ULL

@@ -82,6 +82,14 @@ static uint64_t malloc_in_use(void)
 	return (uint64_t)(unsigned)info[7];
 }
 
+uint64_t mem_heap_room(void)
+{
+	uint64_t flags = irq_save();
+	uint64_t room = physmem_heap_room(&phys);
+	irq_restore(flags);
+	return room;
+}
+
 void mem_get_stats(struct mem_stats *st)
 {
 	uint64_t flags = irq_save();

@@ -108,10 +108,7 @@ static bool tx_should_grow(const struct sock *s)
 	if (!SNDBUF_GROWS || s->tx_cap_set || s->tx_cap >= SNDBUF_MAX || s->tx_len < s->tx_cap || !s->pcb ||
 	    s->state != SS_CONNECTED || sock_egress_room(s->pcb) < s->tx_cap)
 		return false;
-	struct mem_stats ms;
-	mem_get_stats(&ms);
-	uint64_t free = ms.heap_limit > ms.heap_bytes ? ms.heap_limit - ms.heap_bytes : 0;
-	return 2 * s->tx_cap * 16 <= free; /* leave most of it to others */
+	return 2 * s->tx_cap * 16 <= mem_heap_room(); /* leave most of it to others */
 }
 
 /* Double s's full ring, its bytes in order from the start; false (and the

@@ -313,9 +313,7 @@ static bool choose_barrier(void)
 static uint16_t rx_buffers_wanted(void)
 {
 	unsigned ring = vnet_dev.rx.vq.size;
-	struct mem_stats ms;
-	mem_get_stats(&ms);
-	uint64_t free = ms.heap_limit > ms.heap_bytes ? ms.heap_limit - ms.heap_bytes : 0;
+	uint64_t free = mem_heap_room();
 	for (unsigned spare = vnet_dev.rx_lend_on ? RX_RESERVE_RINGS : 0; spare > 0; spare--) {
 		unsigned n = ring * (1 + spare) < VNET_RX_BUFS_MAX ? ring * (1 + spare) : VNET_RX_BUFS_MAX;
 		if ((uint64_t)(n - ring) * RX_BUF_SIZE * 4 <= free)

@@ -32,7 +32,7 @@ extern uint64_t fake_parks; /* cpu_park calls that parked (the wake flag was dow
 extern uint64_t fake_signal_at_ns, fake_signals_run;
 /* vnet_rx_irq_enable(true) calls: how often a wait turned the interrupt on. */
 extern uint64_t fake_irq_arms;
-extern uint64_t host_heap_free; /* what mem_get_stats reports free (host.c) */
+extern uint64_t host_heap_free; /* what mem_heap_room reports (host.c) */
 /* The next this many vnet_tx_idle() calls find the device busy, each moving
  * the clock 1 ms (UINT64_MAX: it never takes its frames); setup zeroes it. */
 extern uint64_t fake_tx_busy_looks;
