@@ -78,10 +78,10 @@ struct socket_counters {
 	uint64_t accepted;              /* connections the accept callback took */
 	uint64_t backlog_overflows;     /* refused: the listener's backlog was full */
 	uint64_t accept_no_memory;      /* refused: no memory for the socket */
-	uint64_t resets;                /* connections lwIP ended under us: */
+	uint64_t resets;                /* connections lwIP ended under us, of them: */
 	uint64_t resets_rst;            /*   the peer's RST */
-	uint64_t resets_aborted;        /*   aborted (lwIP's pcb pool, its retransmissions) */
-	uint64_t resets_other;          /*   another error */
+	uint64_t resets_aborted;        /*   aborted (lwIP's pcb pool, its retransmissions);
+	                                 *   any other error is the rest */
 	uint64_t resets_after_close;    /*   of them, after the application's close() */
 	struct {                        /* the last one, for a report that must explain it */
 		int err;                /*   lwIP's err_t */

@@ -131,12 +131,8 @@ void sock_on_err(void *arg, err_t err)
 	/* lwIP calls back on a peer's RST before freeing the pcb, on an
 	 * abort after: only the former may be read. */
 	c->last_reset.peer_port = err == ERR_RST && s->pcb ? s->pcb->remote_port : 0;
-	if (err == ERR_RST)
-		c->resets_rst++;
-	else if (err == ERR_ABRT)
-		c->resets_aborted++;
-	else
-		c->resets_other++;
+	c->resets_rst += err == ERR_RST;
+	c->resets_aborted += err == ERR_ABRT;
 	c->resets_after_close += s->closed_by_app;
 	s->pcb = NULL;
 	s->state = SS_CLOSED;

@@ -567,7 +567,8 @@ void net_socket_stats_print(void)
 	if (c->resets)
 		kprintf("sockets: resets by cause: peer's RST %lu, aborted %lu, other %lu; after close %lu; "
 			"last: err %d, socket state %d%s%s%s, tx %lu, rx %lu, peer port %u\n",
-			c->resets_rst, c->resets_aborted, c->resets_other, c->resets_after_close, c->last_reset.err,
+			c->resets_rst, c->resets_aborted, c->resets - c->resets_rst - c->resets_aborted,
+			c->resets_after_close, c->last_reset.err,
 			c->last_reset.state, c->last_reset.closed ? ", closed" : "",
 			c->last_reset.fin_sent ? ", fin sent" : "", c->last_reset.peer_fin ? ", peer fin" : "",
 			(unsigned long)c->last_reset.tx_len, (unsigned long)c->last_reset.rx_len,
