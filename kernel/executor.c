@@ -12,7 +12,8 @@
  * I/O thread needs to hand us the very frame we spin for; under KVM (and on
  * hardware) PAUSE is what a polite spin is made of. So the spin relaxes with
  * PAUSE except under TCG, where a compiler barrier does (kernel option
- * spin_relax=pause|barrier overrides). Either way one turn costs a load and a
+ * spin_relax=pause|barrier overrides). Where a park is dear (not under TCG)
+ * the spin's length follows the gaps the device's wakes show (spinwin.h). Either way one turn costs a load and a
  * compare of the device's used index, and every SPIN_BATCH turns the TSC is
  * compared with a deadline worked out before the spin began.
  *
@@ -34,6 +35,7 @@
 #include <string.h>
 #include "arch.h"
 #include "kernel.h"
+#include "spinwin.h"
 #include "stats.h"
 #include "switches.h"
 
@@ -49,7 +51,7 @@ enum spin_relax {
 };
 
 static const struct wait_source *source;
-static uint64_t spin_ns = SPIN_NS_DEFAULT;
+static struct spin_window spin = { SPIN_NS_DEFAULT, SPIN_NS_DEFAULT, SPIN_NS_DEFAULT };
 static enum spin_relax relax = RELAX_PAUSE;
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -57,17 +59,26 @@ static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 void executor_set_source(const struct wait_source *src)
 {
 	source = src;
-	spin_ns = (uint64_t)kernel_option_long("spin_us", SPIN_NS_DEFAULT / 1000) * 1000;
+	/* The window grows only where a park is dear (spinwin.h): under KVM and
+	 * on hardware. Under TCG a park costs no exit, and a longer spin would
+	 * take the host CPU that the emulated device and the client need. */
+	bool tcg = cpu_hypervisor() == HYPERVISOR_TCG;
+	long base_us = kernel_option_long("spin_us", SPIN_NS_DEFAULT / 1000);
+	long max_us = kernel_option_long("spin_max_us", tcg ? base_us : SPIN_MAX_NS_DEFAULT / 1000);
+	if (base_us < 0)
+		base_us = 0;
+	spin_window_init(&spin, (uint64_t)base_us * 1000, max_us > 0 ? (uint64_t)max_us * 1000 : 0);
 	const char *opt = kernel_option("spin_relax");
 	if (opt && !strcmp(opt, "pause"))
 		relax = RELAX_PAUSE;
 	else if (opt && !strcmp(opt, "barrier"))
 		relax = RELAX_BARRIER;
 	else
-		relax = cpu_hypervisor() == HYPERVISOR_TCG ? RELAX_BARRIER : RELAX_PAUSE;
+		relax = tcg ? RELAX_BARRIER : RELAX_PAUSE;
 	if (kernel_option("verbose"))
-		kprintf("executor: spin %lu us, relax %s (hypervisor %s)\n", spin_ns / 1000,
-			relax == RELAX_PAUSE ? "pause" : "barrier", cpu_hypervisor_name(cpu_hypervisor()));
+		kprintf("executor: spin %lu us (at most %lu), relax %s (hypervisor %s)\n",
+			spin.base_ns / 1000, spin.max_ns / 1000, relax == RELAX_PAUSE ? "pause" : "barrier",
+			cpu_hypervisor_name(cpu_hypervisor()));
 }
 
 /* Set while the source polls: what it calls (lwIP and the socket layer's
@@ -176,7 +187,7 @@ static inline void spin_relax(void)
 static __attribute__((noinline, noclone)) bool wait_spin(uint64_t deadline_ns)
 {
 	uint64_t t0 = cpu_cycles();
-	uint64_t until_ns = min_u64(clock_ns() + spin_ns, park_deadline(deadline_ns));
+	uint64_t until_ns = min_u64(clock_ns() + spin.ns, park_deadline(deadline_ns));
 	uint64_t until = clock_tsc_at(until_ns);
 	bool hit = false;
 	for (;;) {
@@ -199,6 +210,21 @@ out:
 	return hit;
 }
 
+/* A wait that spun and then parked: the window learns how long it lasted. */
+static void spin_window_after(uint64_t waited_ns, bool device_ended)
+{
+	switch (spin_window_update(&spin, waited_ns, device_ended)) {
+	case SPIN_WINDOW_GREW:
+		stats.spin_window_grew++;
+		break;
+	case SPIN_WINDOW_SHRANK:
+		stats.spin_window_shrank++;
+		break;
+	case SPIN_WINDOW_KEPT:
+		break;
+	}
+}
+
 static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns, bool intr)
 {
 	unsigned long signals_before = signals_run;
@@ -208,7 +234,8 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 			return 0;
 		if (intr && signals_run != signals_before)
 			return -EINTR;
-		if (clock_ns() >= deadline_ns)
+		uint64_t spin_start = clock_ns();
+		if (spin_start >= deadline_ns)
 			return -ETIMEDOUT;
 		if (progress)
 			continue;
@@ -216,20 +243,28 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 			cpu_park(park_deadline(deadline_ns), NULL);
 			continue;
 		}
-		if (spin_ns && wait_spin(deadline_ns))
+		/* A fixed window (TCG's) needs no second look at the clock, which
+		 * under TCG is a call into QEMU. */
+		bool adapts = spin.max_ns > spin.base_ns;
+		if (spin.ns && wait_spin(deadline_ns))
 			continue;
 		*source->wake = false;
 		if (source->arm()) { /* work slipped in before the interrupt was on */
 			stats.arm_rechecks++;
 			source->disarm();
+			if (adapts)
+				spin_window_after(clock_ns() - spin_start, true);
 			continue;
 		}
 		cpu_park(park_deadline(deadline_ns), source->wake);
-		if (IDEA_FAST_WAKE && *source->wake) {
+		bool device_woke = *source->wake;
+		if (IDEA_FAST_WAKE && device_woke) {
 			stats.fast_wakes++;
 			poll_source_now();
 		}
 		source->disarm();
+		if (adapts)
+			spin_window_after(clock_ns() - spin_start, device_woke);
 	}
 }
 

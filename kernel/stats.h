@@ -23,6 +23,8 @@ struct kstats {
 	uint64_t wait_polls_idle;       /* ... that found nothing to do */
 	uint64_t spins;                 /* spin-loop turns (naive: backoff turns) */
 	uint64_t spin_hits;             /* spins that ended because work arrived */
+	uint64_t spin_window_grew;      /* the spin's length doubled after a short wait (spinwin.h) */
+	uint64_t spin_window_shrank;    /* ... halved after a long one */
 	uint64_t backoff_pauses;        /* PAUSEs of the naive wait's backoff */
 	uint64_t fast_wakes;            /* idea-fast-wake: polls right after an interrupt's wake */
 	uint64_t arm_rechecks;          /* work found right after re-arming */

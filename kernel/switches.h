@@ -79,6 +79,11 @@
 #ifndef SPIN_NS_DEFAULT
 #define SPIN_NS_DEFAULT 250000 /* 250 us; kernel option spin_us= overrides */
 #endif
+/* What the spin may grow to where a park is dear (kernel/spinwin.h): not
+ * under TCG, where it stays SPIN_NS_DEFAULT. Kernel option spin_max_us=. */
+#ifndef SPIN_MAX_NS_DEFAULT
+#define SPIN_MAX_NS_DEFAULT 2000000 /* 2 ms */
+#endif
 
 /* 10. The LAPIC one-shot timer is programmed only when the CPU parks, and not
  * rewritten with the deadline it holds, nor with a later one while an earlier

@@ -38,6 +38,10 @@ UNIT_DEPS_paging := loader/paging.h loader/image.h
 UNIT_TESTS += timerq
 UNIT_SRCS_timerq := kernel/timerq.c
 
+# The spin's window (kernel/spinwin.c): how long the executor spins.
+UNIT_TESTS += spinwin
+UNIT_SRCS_spinwin := kernel/spinwin.c
+
 # The one-shot's reloads (kernel/timer.c, included by the test), both ways.
 UNIT_TESTS += timer timer_naive
 UNIT_SRCS_timer := kernel/timerq.c
@@ -82,7 +86,7 @@ UNIT_DEPS_vnet_lend := $(VNET_NOTIFY_DEPS)
 include tests/unit/socket/lwip.mk
 SOCKET_TEST_SRCS := tests/unit/socket/probe.c tests/unit/socket/host.c tests/unit/socket/loopnet.c \
                     tests/unit/socket/pairs.c tests/unit/socket/fdcalls.c $(NET_SOCKET_SRCS) \
-                    net/inet.c net/udp.c net/tcp_hooks.c kernel/fd.c kernel/poll.c kernel/executor.c kernel/trace.c
+                    net/inet.c net/udp.c net/tcp_hooks.c kernel/fd.c kernel/poll.c kernel/executor.c kernel/spinwin.c kernel/trace.c
 SOCKET_TEST_DEPS := $(wildcard tests/unit/socket/*.h net/*.h kernel/*.h kernel/include/*.h \
                     kernel/include/sys/*.h net/include/*/*.h)
 

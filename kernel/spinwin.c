@@ -1,0 +1,30 @@
+/*
+ * spinwin.c: the spin's window, grown toward the gaps the device's wakes show
+ * and shrunk when the guest goes idle (the rule is in spinwin.h).
+ */
+#include "kernel/spinwin.h"
+
+void spin_window_init(struct spin_window *w, uint64_t base_ns, uint64_t max_ns)
+{
+	w->ns = base_ns;
+	w->base_ns = base_ns;
+	w->max_ns = max_ns > base_ns ? max_ns : base_ns;
+}
+
+enum spin_window_change spin_window_update(struct spin_window *w, uint64_t waited_ns,
+					   bool device_ended)
+{
+	if (waited_ns > w->max_ns) {
+		if (w->ns == w->base_ns)
+			return SPIN_WINDOW_KEPT;
+		w->ns = w->ns / 2 > w->base_ns ? w->ns / 2 : w->base_ns;
+		return SPIN_WINDOW_SHRANK;
+	}
+	if (!device_ended || w->ns == w->max_ns)
+		return SPIN_WINDOW_KEPT;
+	/* A zero base never grows: spin_us=0 asks for no spin at all. */
+	if (w->ns == 0)
+		return SPIN_WINDOW_KEPT;
+	w->ns = w->ns * 2 < w->max_ns ? w->ns * 2 : w->max_ns;
+	return SPIN_WINDOW_GREW;
+}
