@@ -44,6 +44,7 @@ from counters import parse_dump  # noqa: E402
 
 APIC_PAGE = 0xFEE00000
 EXIT_HLT, EXIT_NPF, EXIT_MSR, EXIT_IOIO, EXIT_VINTR, EXIT_INTR = 0x78, 0x400, 0x7C, 0x7B, 0x64, 0x60
+BACKEND_ORDER = ["vhost", "vhostpoll", "tap", "user"]
 LOAD_ORDER = ["k1", "k8", "k64", "c1", "c16", "c64"]
 COLUMNS = ["exits", "hlt", "npf", "msr", "pio", "irqwin", "l1intr", "other", "inj"]
 DETAIL = ["notify", "tmict", "eoi", "icr", "apic_other", "user"]
@@ -165,7 +166,7 @@ def main(argv):
         for (b, g, l), ps in sorted(figs.items()):
             for p in ps:
                 w.writerow([b, g, l] + [f"{p.get(c, 0):.4f}" for c in cols])
-    backends = sorted({k[0] for k in figs}, key=lambda b: ["vhost", "tap", "user"].index(b) if b in ["vhost", "tap", "user"] else 9)
+    backends = sorted({k[0] for k in figs}, key=lambda b: BACKEND_ORDER.index(b) if b in BACKEND_ORDER else 9)
     guests = sorted({k[1] for k in figs}, key=lambda g: (g != "uk", g))
     loads = [l for l in LOAD_ORDER if any(k[2] == l for k in figs)]
     md = ["# VM exits per request under KVM (nested: L1 under TCG)", ""]

@@ -5,7 +5,8 @@
 # prints).
 #
 #   exits.sh REPS REQUESTS BACKENDS GUESTS LOADS
-#     BACKENDS  comma list of vhost, tap, user (L2's network back-end in L1)
+#     BACKENDS  comma list of vhost, vhostpoll, tap, user (L2's network
+#               back-end in L1; vhostpoll: vhost-net busy-polls 2 ms)
 #     GUESTS    comma list of NAME=uk:IMAGE[:OPTIONS] or NAME=linux (IMAGE
 #               under build/; OPTIONS: kernel options joined by '+', e.g.
 #               spin_us=2000)

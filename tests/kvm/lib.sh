@@ -13,7 +13,9 @@
 #   guest_start NET KERNEL INITRD APPEND [-- QEMU-ARGS...]
 #                            boot a guest under -accel kvm in the background:
 #                            NET is user (port 8080 forwarded to the guest's
-#                            80), tap or vhost (tap with vhost-net); sets
+#                            80), tap, vhost (tap with vhost-net) or
+#                            vhostpoll (vhost-net polling its rings for
+#                            $VHOST_POLL_US after they run dry); sets
 #                            GUEST_PID, GUEST_IP, GUEST_CONSOLE; the guest's
 #                            stdin is a fifo on fd 3 (Ctrl-T: guest_status)
 #   guest_append NET         the ip=/gw=/mask= words for NET
@@ -43,6 +45,7 @@
 #                            console's tail
 set -uo pipefail
 HOST_IP=192.0.2.1 TAP_GUEST_IP=192.0.2.2 USER_GUEST_IP=10.0.2.15
+VHOST_POLL_US=${VHOST_POLL_US:-2000}
 GUEST_MON=127.0.0.1:4444
 LOADER=$ROOT/build/loader/loader.elf
 KTMP=$(mktemp -d)
@@ -93,6 +96,7 @@ guest_start() {
 	user) netargs=(--net user --hostfwd 8080:80) GUEST_IP=127.0.0.1:8080 ;;
 	tap) netargs=(--net tap --tap tap0) GUEST_IP=$TAP_GUEST_IP ;;
 	vhost) netargs=(--net tap --tap tap0 --vhost) GUEST_IP=$TAP_GUEST_IP ;;
+	vhostpoll) netargs=(--net tap --tap tap0 --vhost-poll "$VHOST_POLL_US") GUEST_IP=$TAP_GUEST_IP ;;
 	*) fail "no back-end $net" ;;
 	esac
 	[ "$net" = user ] || tap_gone tap0 || fail "tap0 of the previous guest is still there"
