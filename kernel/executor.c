@@ -13,9 +13,10 @@
  * hardware) PAUSE is what a polite spin is made of. So the spin relaxes with
  * PAUSE except under TCG, where a compiler barrier does (kernel option
  * spin_relax=pause|barrier overrides). Where a park is dear (not under TCG)
- * the spin's length follows the gaps the device's wakes show (spinwin.h). Either way one turn costs a load and a
- * compare of the device's used index, and every SPIN_BATCH turns the TSC is
- * compared with a deadline worked out before the spin began.
+ * the spin's length follows the gaps the device's wakes show (spinwin.h).
+ * Either way one turn costs a load and a compare of the device's used index,
+ * and every SPIN_BATCH turns the TSC is compared with a deadline worked out
+ * before the spin began.
  *
  * Signals the kernel posted (the console's Ctrl-C) are delivered at each
  * turn (executor_poll), so their handlers run in the task's context; a wait
