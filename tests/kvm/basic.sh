@@ -6,7 +6,8 @@
 #     -cpu host, -smp 2 and 6 GiB (RAM above 4 GiB); the TSC's calibration
 #     against L1's, and a 1 s sleep lasting 1 s of L1's time;
 #   - httpd: GET / and /bytes/N byte for byte, ab -k -c 1 and -c 8, ab -c 16,
-#     0 failed; exit 0 and every socket closed; the spin relaxes with PAUSE,
+#     0 failed; exit 0 and every socket closed; the spin relaxes with PAUSE
+#     and its window grows and shrinks consistently,
 #     parks order with a fence, interrupts end through KVM's PV EOI;
 #   - iperf: 64 MiB up and down, the server's count equal to iperf3's;
 #   - UDP: sockcheck echoes three datagrams; the exit drain gave up on none;
@@ -107,6 +108,11 @@ contains -x 'executor: spin 250 us (at most 2000), relax pause (hypervisor KVM)'
 contains -E 'barrier fence \(reads 0\)$' <<<"$c" || fail "httpd: a device read before parks under KVM"
 contains -E '^kernel: .*eoi writes [0-9]+ \(paravirtual [1-9][0-9]*\); parks [1-9]' <<<"$c" ||
 	fail "httpd: no paravirtual EOI, or no park"
+# The window starts at 250 us and doubles up to 2 ms: however the gaps fell,
+# it grew at most three times more often than it shrank.
+w=$(sed -nE 's/.*spin window grew ([0-9]+) \(shrank ([0-9]+)\).*/\1 \2/p' <<<"$c" | tail -n 1)
+[ -n "$w" ] && (( ${w% *} - ${w#* } >= 0 && ${w% *} - ${w#* } <= 3 )) ||
+	fail "httpd: the spin window's counts do not add up: '$w'"
 say "httpd on tap: bytes, loads and exit good"
 
 # ---- iperf on tap: byte counts both ways -----------------------------------
