@@ -19,9 +19,10 @@
 #define SW_TIMED_WAIT 1
 #endif
 
-/* 2. writev copies every iovec into the socket, then one output: head and body
- * of a response leave in one segment. Naive: one write, and one output, per
- * iovec. */
+/* 2. writev copies every iovec into the socket, then one output (the egress
+ * pass of the app's next call into the network): head and body of a
+ * response leave in one segment, with the FIN when a close follows. Naive:
+ * one write, and one output, per iovec, each before the call returns. */
 #ifndef SW_WRITEV_ONE_SEND
 #define SW_WRITEV_ONE_SEND 1
 #endif

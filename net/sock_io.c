@@ -1,8 +1,9 @@
 /*
  * sock_io.c: a TCP socket's descriptor operations: read (copied out of the
  * pbufs lwIP handed over, the window opened as the app reads), write and
- * writev (copied into the send buffer, the socket listed, one flush: the
- * egress pass sends it), close, and the small ones (fstat, flags, ioctl).
+ * writev (copied into the send buffer, the socket listed: the egress pass of
+ * the app's next call into the network sends it), close, and the small ones
+ * (fstat, flags, ioctl).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -143,8 +144,13 @@ static int send_blocker(struct sock *s)
 }
 
 /* The common body of write() and writev(): all pieces into the send buffer,
- * then one flush. Blocks (blocking sockets) until everything is taken. */
-static long send_pieces(struct sock *s, const struct iovec *iov, int n)
+ * the socket listed for egress. Blocks (blocking sockets) until everything is
+ * taken. With `flush`, the egress pass runs before the call returns (the
+ * naive writev's output per piece); without, it runs at the caller's next
+ * call into the network, which every wait, poll(), read(), close() and
+ * exit() makes before anything else: a close right after the write then puts
+ * its FIN on the write's last segment (egress_one), one frame, not two. */
+static long send_pieces(struct sock *s, const struct iovec *iov, int n, bool flush)
 {
 	trace_mark(TP_WRITEV);
 	int e = send_blocker(s);
@@ -178,24 +184,25 @@ static long send_pieces(struct sock *s, const struct iovec *iov, int n)
 				return total ? total : -e;
 		}
 	}
-	executor_poll(); /* the flush: the egress pass sends what we queued */
+	if (flush)
+		executor_poll();
 	return total;
 }
 
 long sock_write(void *obj, const void *buf, size_t len)
 {
 	struct iovec iov = { (void *)buf, len };
-	return send_pieces(obj, &iov, 1);
+	return send_pieces(obj, &iov, 1, !SW_WRITEV_ONE_SEND);
 }
 
 static long sock_writev(void *obj, const struct iovec *iov, int n)
 {
 	if (SW_WRITEV_ONE_SEND)
-		return send_pieces(obj, iov, n);
+		return send_pieces(obj, iov, n, false);
 	/* Naive: one send, and one flush, per piece. */
 	long total = 0;
 	for (int i = 0; i < n; i++) {
-		long w = send_pieces(obj, &iov[i], 1);
+		long w = send_pieces(obj, &iov[i], 1, true);
 		if (w < 0)
 			return total ? total : w;
 		total += w;

@@ -221,6 +221,30 @@ static void test_writev_one_segment(void **state)
 	read_pattern(s, 0, sizeof head + sizeof body);
 }
 
+/* 3b. A write and the close right after it leave as one segment: the write
+ * is sent at the app's next call into the network, which is the close, so
+ * the FIN rides on the data. */
+static void test_write_then_close_one_segment(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7018, &c, &s);
+	uint16_t port = local_port_of(s);
+	seglog_clear();
+	write_pattern(s, 0, 200);
+	assert_int_equal(seglog_data_from(port), 0); /* nothing left yet */
+	assert_int_equal(close(s), 0);
+	assert_int_equal(seglog_data_from(port), 1);
+	assert_int_equal(seglog_flags_from(port, 0x01 /* FIN */), 1);
+	for (size_t i = 0; i < seglog_count(); i++)
+		if (seglog_get(i)->src_port == port && seglog_get(i)->payload_len)
+			assert_true(seglog_get(i)->flags & 0x01);
+	read_pattern(c, 0, 200);
+	uint8_t b;
+	assert_int_equal(read(c, &b, 1), 0);
+	close(c);
+}
+
 /* 4. backlog overflow: a connection beyond the backlog is not reset. The
  * segment that would complete its handshake is dropped (counted) while every
  * entry is taken, its client's request with it; once accept() frees entries,
@@ -692,7 +716,9 @@ static void test_nagle_hold_counted(void **state)
 	make_pair(7015, &c, &s);
 	uint64_t holds = net_socket_counters.nagle_holds;
 	write_pattern(c, 0, 10);
+	executor_poll(); /* the app's next call into the network: it leaves */
 	write_pattern(c, 10, 10);
+	executor_poll();
 	assert_int_equal(net_socket_counters.nagle_holds, holds + 1);
 	read_pattern(s, 0, 20);
 
@@ -700,7 +726,9 @@ static void test_nagle_hold_counted(void **state)
 	assert_int_equal(setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v), 0);
 	holds = net_socket_counters.nagle_holds;
 	write_pattern(c, 20, 10);
+	executor_poll();
 	write_pattern(c, 30, 10);
+	executor_poll();
 	assert_int_equal(net_socket_counters.nagle_holds, holds);
 	read_pattern(s, 20, 20);
 }
@@ -747,6 +775,7 @@ int main(void)
 		T(test_connect_nonblocking_and_refused),
 		T(test_partial_io),
 		T(test_writev_one_segment),
+		T(test_write_then_close_one_segment),
 		T(test_backlog_overflow),
 		T(test_peer_close_eof),
 		T(test_peer_reset),
