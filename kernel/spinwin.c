@@ -8,7 +8,8 @@ void spin_window_init(struct spin_window *w, uint64_t base_ns, uint64_t max_ns)
 {
 	w->ns = base_ns;
 	w->base_ns = base_ns;
-	w->max_ns = max_ns > base_ns ? max_ns : base_ns;
+	/* No spin (spin_us=0) stays no spin: a zero window has nothing to double. */
+	w->max_ns = base_ns && max_ns > base_ns ? max_ns : base_ns;
 }
 
 enum spin_window_change spin_window_update(struct spin_window *w, uint64_t waited_ns,
@@ -21,9 +22,6 @@ enum spin_window_change spin_window_update(struct spin_window *w, uint64_t waite
 		return SPIN_WINDOW_SHRANK;
 	}
 	if (!device_ended || w->ns == w->max_ns)
-		return SPIN_WINDOW_KEPT;
-	/* A zero base never grows: spin_us=0 asks for no spin at all. */
-	if (w->ns == 0)
 		return SPIN_WINDOW_KEPT;
 	w->ns = w->ns * 2 < w->max_ns ? w->ns * 2 : w->max_ns;
 	return SPIN_WINDOW_GREW;

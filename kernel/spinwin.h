@@ -15,7 +15,8 @@
  *   it, down to base_ns;
  * - a spin the device ended, or a wait a timer ended sooner, leaves it.
  *
- * With max_ns <= base_ns the window is fixed at base_ns.
+ * With max_ns <= base_ns, or no spin at all (base_ns 0), the window is fixed
+ * at base_ns.
  */
 #ifndef SPINWIN_H
 #define SPINWIN_H

@@ -84,6 +84,7 @@ static void fixed_without_room_or_spin(void **state)
 	assert_int_equal(spin_window_update(&w, 200 * US, true), SPIN_WINDOW_KEPT);
 	/* spin_us=0: no spin, whatever the bound. */
 	spin_window_init(&w, 0, 2000 * US);
+	assert_int_equal(w.max_ns, 0);
 	assert_int_equal(spin_window_update(&w, 100 * US, true), SPIN_WINDOW_KEPT);
 	assert_int_equal(w.ns, 0);
 }
