@@ -182,15 +182,24 @@ static inline void spin_relax(void)
 		__asm__ volatile("" ::: "memory");
 }
 
+uint64_t executor_spin_window_ns(void) { return spin.ns; }
+
+/* How a spin ended. */
+enum spin_end {
+	SPIN_HIT,      /* the device handed us work */
+	SPIN_RAN_OUT,  /* the window passed: park */
+	SPIN_DEADLINE, /* a deadline came first (a timer, the network's): poll, then spin again */
+};
+
 /* Poll the device, interrupt off, until it has work, the earliest deadline
- * comes or the spin budget is spent. True when work arrived. Nothing else can
- * make the source due meanwhile: egress is queued only by code that runs. */
-static __attribute__((noinline, noclone)) bool wait_spin(uint64_t deadline_ns)
+ * comes or the spin budget is spent. Nothing else can make the source due
+ * meanwhile: egress is queued only by code that runs. */
+static __attribute__((noinline, noclone)) enum spin_end wait_spin(uint64_t deadline_ns)
 {
 	uint64_t t0 = cpu_cycles();
-	uint64_t until_ns = min_u64(clock_ns() + spin.ns, park_deadline(deadline_ns));
-	uint64_t until = clock_tsc_at(until_ns);
-	bool hit = false;
+	uint64_t window_end = clock_ns() + spin.ns, due = park_deadline(deadline_ns);
+	uint64_t until = clock_tsc_at(min_u64(window_end, due));
+	enum spin_end end = due < window_end ? SPIN_DEADLINE : SPIN_RAN_OUT;
 	for (;;) {
 		/* The clock is read once per SPIN_BATCH looks at the ring: under TCG,
 		 * RDTSC is a call into QEMU that takes a lock. */
@@ -198,7 +207,7 @@ static __attribute__((noinline, noclone)) bool wait_spin(uint64_t deadline_ns)
 			stats.spins++;
 			if (source->device_ready()) {
 				stats.spin_hits++;
-				hit = true;
+				end = SPIN_HIT;
 				goto out;
 			}
 			spin_relax();
@@ -208,7 +217,7 @@ static __attribute__((noinline, noclone)) bool wait_spin(uint64_t deadline_ns)
 	}
 out:
 	stats_phase_add(PHASE_SPIN, cpu_cycles() - t0);
-	return hit;
+	return end;
 }
 
 /* A wait that spun and then parked: the window learns how long it lasted. */
@@ -247,7 +256,9 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 		/* A fixed window (TCG's) needs no second look at the clock, which
 		 * under TCG is a call into QEMU. */
 		bool adapts = spin.max_ns > spin.base_ns;
-		if (spin.ns && wait_spin(deadline_ns))
+		/* A spin cut short by a deadline goes back to run what fell due (a
+		 * timer, the driver's timed hold) rather than park with it past. */
+		if (spin.ns && wait_spin(deadline_ns) != SPIN_RAN_OUT)
 			continue;
 		*source->wake = false;
 		if (source->arm()) { /* work slipped in before the interrupt was on */
