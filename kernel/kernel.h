@@ -169,6 +169,9 @@ int block_on_intr(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns);
 bool executor_poll(void);
 /* At exit: poll the source until it is drained, for EXIT_DRAIN_NS at most. */
 void executor_drain(void);
+/* How long the next spin waits for the device before the CPU parks: what a
+ * wait for the next frame costs anyway (the driver's timed hold uses it). */
+uint64_t executor_spin_window_ns(void);
 
 /* ---- what runs us ------------------------------------------------------------
  * The hypervisor, from its CPUID signature (leaf 0x40000000): TCG and KVM

@@ -104,6 +104,9 @@ struct vnet_stats {
 	uint64_t tx_holds;              /* notify decisions held while received frames waited (vnet_tx_batch=3) */
 	uint64_t tx_held_publishes;     /*   publishes made under them */
 	uint64_t tx_holds_parked;       /*   decided early because the CPU might park */
+	uint64_t tx_timed_holds;        /* notify decisions held with nothing waiting (vnet_tx_hold_us) */
+	uint64_t tx_timed_holds_joined; /*   ended by a later poll's publish: one notify for both */
+	uint64_t tx_timed_holds_expired; /*   ended at their deadline, nothing joined */
 };
 
 /* Find and start the device. 0, or a negative errno after printing why. */

@@ -172,9 +172,13 @@ bool vnet_rx_irq_enable(bool on)
 
 uint64_t vnet_next_deadline_ns(void)
 {
-	if (!vnet_dev.present || !vnet_tx_outstanding())
+	if (!vnet_dev.present)
 		return UINT64_MAX;
-	return vnet_tx_watch(clock_ns());
+	uint64_t held = vnet_tx_hold_deadline();
+	if (!vnet_tx_outstanding())
+		return held;
+	uint64_t watch = vnet_tx_watch(clock_ns());
+	return watch < held ? watch : held;
 }
 
 bool vnet_service_due(void)
@@ -183,12 +187,13 @@ bool vnet_service_due(void)
 		return false;
 	if (vnet_dev.repair && (vq_kick_owed(&vnet_dev.rx.vq) || vq_kick_owed(&vnet_dev.tx.vq)))
 		return true;
-	if (vnet_tx_held()) /* a notify decision waits for a poll */
+	uint64_t held = vnet_tx_hold_deadline();
+	if (vnet_tx_held() && held == UINT64_MAX) /* a notify decision waits for a poll */
 		return true;
-	if (!vnet_tx_outstanding())
+	if (!vnet_tx_outstanding() && held == UINT64_MAX)
 		return false;
-	uint64_t now = clock_ns();
-	return now >= vnet_tx_watch(now);
+	uint64_t now = clock_ns(); /* a timed hold's decision waits for its deadline */
+	return now >= held || (vnet_tx_outstanding() && now >= vnet_tx_watch(now));
 }
 
 /* ---- features ---------------------------------------------------------------- */
@@ -344,6 +349,10 @@ int vnet_init(void)
 		kprintf("virtio-net: vnet_tx_batch=%d is not 0, 1, 2 or 3; using 3 (hold)\n", vnet_dev.tx_batch);
 		vnet_dev.tx_batch = VNET_TX_BATCH_HOLD;
 	}
+	/* A timed hold trades a reply's latency for a notify, an exit under KVM;
+	 * under TCG a notify costs no exit (vnet_tx.c, "A timed hold"). */
+	long hold_us = kernel_option_long("vnet_tx_hold_us", cpu_hypervisor() == HYPERVISOR_TCG ? 0 : -1);
+	vnet_dev.tx_hold_ns = hold_us < 0 ? -1 : hold_us * 1000;
 	vnet_dev.drop_kicks = one_in("vnet_drop_kicks");
 	vnet_dev.drop_rx = one_in("vnet_drop_rx");
 	vnet_dev.drop_tx = one_in("vnet_drop_tx");
@@ -432,6 +441,9 @@ void vnet_stats_print(void)
 		s->tx_batched_frames, batch_mode[vnet_dev.tx_batch]);
 	kprintf("virtio-net: tx notify holds %lu (publishes %lu, decided for a park %lu)\n", s->tx_holds,
 		s->tx_held_publishes, s->tx_holds_parked);
+	kprintf("virtio-net: tx timed holds %lu (joined %lu, expired %lu); hold %s\n", s->tx_timed_holds,
+		s->tx_timed_holds_joined, s->tx_timed_holds_expired,
+		vnet_dev.tx_hold_ns < 0 ? "spin window" : vnet_dev.tx_hold_ns ? "fixed" : "off");
 	/* Where each ring stands: the driver's published and consumed indexes,
 	 * the device's, and the event indexes each side asked for. */
 	for (int q = 0; q < 2; q++) {

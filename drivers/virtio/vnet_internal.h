@@ -103,7 +103,13 @@ struct vnet_dev {
 	bool tx_batching;             /* this bracket holds frames back until its end */
 	bool tx_unpublished;          /* frames added in a batch and not yet published */
 	bool tx_held;                 /* frames exposed with their notify decision held (vnet_tx_batch=3) */
-	unsigned tx_held_polls;       /*   polls ended with it held and frames still waiting */
+	unsigned tx_held_polls;       /*   polls ended with it held */
+	bool tx_held_timed;           /*   held with no frames waiting, until tx_held_until (a timed hold) */
+	uint64_t tx_held_until;       /*   its deadline (clock_ns) */
+	int64_t tx_hold_ns;           /* a timed hold's length (kernel option vnet_tx_hold_us): 0 none,
+	                               * -1 the executor's spin window (the default outside TCG) */
+	unsigned tx_hold_skip;        /* publishes still to decide at once before the next timed hold */
+	unsigned tx_hold_backoff;     /* what tx_hold_skip is set to when a timed hold ends unjoined */
 	bool rx_armed;                /* rx interrupt on and nothing was waiting (a park may follow) */
 	uint64_t rx_irqs_at_arm;      /* rx_interrupts when it was turned on */
 	uint64_t rx_armed_at;         /* clock_ns() then */
@@ -130,5 +136,7 @@ uint64_t vnet_tx_watch(uint64_t now);
  * frames wait; decide it now (the CPU may park). */
 void vnet_tx_hold_check(void);
 void vnet_tx_hold_park(void);
+/* vnet_tx.c: a timed hold's deadline, UINT64_MAX without one. */
+uint64_t vnet_tx_hold_deadline(void);
 
 #endif

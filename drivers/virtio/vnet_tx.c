@@ -134,6 +134,7 @@ static const struct virtio_net_hdr *offload_header(const struct vnet_tx_offload 
 static void decide(void)
 {
 	vnet_dev.tx_held = false;
+	vnet_dev.tx_held_timed = false;
 	if (vnet_kick(&vnet_dev.tx.vq))
 		vnet_dev.st.tx_kicks++;
 	trace_mark(TP_KICK);
@@ -152,12 +153,31 @@ static void decide(void)
  * or poll end that finds none waiting makes it, over everything held, and so
  * does the end of the TX_HOLD_POLLS-th poll held, and any publish or settle
  * point that finds half the ring or more taken (a flood must not fill the
- * ring behind a device nobody told). A hold never waits for
- * time: a lone request's reply, with nothing behind it, is decided at once.
+ * ring behind a device nobody told). This hold never waits for time: a lone
+ * request's reply, with nothing behind it, is decided at once.
  * Nothing held outlives a park: turning the receive interrupt on decides
  * first (vnet_rx_irq_enable).
+ *
+ * A timed hold (kernel option vnet_tx_hold_us; on by default outside TCG).
+ * Under KVM a notify that finds the device idle is an exit, and with
+ * several clients each asking in turn the guest answers each request alone:
+ * the next one arrives after the device has gone idle again, so every reply
+ * pays its own notify. A timed hold makes the trade interrupt moderation
+ * makes: a poll's publish that finds nothing waiting and would decide holds
+ * the decision for up to the hold's length (by default the executor's spin
+ * window, the time the CPU waits for the next frame anyway), and the reply a
+ * later poll publishes meanwhile joins it: one notify for both. It ends at
+ * that joining publish (or, if received frames wait then, goes on as the
+ * hold above), at its deadline (the network is due then), or before a
+ * park. A reply waits at most the hold, and only for the next
+ * request, which another client has already sent. Where nothing joins (a
+ * single client waits for this very reply), the hold cost the reply its
+ * length; so each hold nothing joined makes the next publishes decide at
+ * once, 1, 2, 4 ... up to TX_HOLD_BACKOFF_MAX of them, before another is
+ * tried, and one that something joined ends the backing off.
  */
 #define TX_HOLD_POLLS 8
+#define TX_HOLD_BACKOFF_MAX 1024
 
 /* Whether a hold must end now whatever waits: its polls are spent, or the
  * ring is half taken. */
@@ -167,15 +187,65 @@ static bool hold_spent(void)
 	       vq_num_free(&vnet_dev.tx.vq) < vnet_dev.tx.vq.size / 2;
 }
 
+/* The length of the next timed hold; 0 for none (off, or backing off). */
+static uint64_t timed_hold_ns(void)
+{
+	if (vnet_dev.tx_hold_ns == 0 || vnet_dev.tx_batch_depth == 0)
+		return 0; /* off, or a frame sent outside a poll: at once */
+	if (vnet_dev.tx_hold_skip > 0) {
+		vnet_dev.tx_hold_skip--;
+		return 0;
+	}
+	return vnet_dev.tx_hold_ns > 0 ? (uint64_t)vnet_dev.tx_hold_ns : executor_spin_window_ns();
+}
+
+/* A timed hold ends: with a joining publish (paid), or without one. */
+static void timed_hold_end(bool joined)
+{
+	if (joined) {
+		vnet_dev.st.tx_timed_holds_joined++;
+		vnet_dev.tx_hold_backoff = 0;
+		return;
+	}
+	vnet_dev.tx_hold_skip = vnet_dev.tx_hold_backoff;
+	vnet_dev.tx_hold_backoff = vnet_dev.tx_hold_backoff == 0 ? 1
+				 : vnet_dev.tx_hold_backoff * 2 < TX_HOLD_BACKOFF_MAX ? vnet_dev.tx_hold_backoff * 2
+				 : TX_HOLD_BACKOFF_MAX;
+}
+
 /* Whether this publish holds its notify decision; exposes the frames if so. */
 static bool hold(void)
 {
-	if (!vq_has_used(&vnet_dev.rx.vq) || hold_spent())
+	bool waiting = vq_has_used(&vnet_dev.rx.vq);
+	if (hold_spent())
 		return false; /* decide, over everything held */
-	if (!vnet_dev.tx_held) {
+	if (vnet_dev.tx_held && vnet_dev.tx_held_timed) {
+		if (vnet_dev.tx_batch_depth == 0)
+			return false; /* sent outside a poll: decided at once, with what is held */
+		if (vnet_dev.tx_held_polls > 0) {
+			timed_hold_end(true); /* a later poll's reply: one notify for both, */
+			if (!waiting)
+				return false;
+			vnet_dev.tx_held_timed = false; /* or, with frames waiting, a hold as above */
+			vnet_dev.tx_held_polls = 0;
+			vnet_dev.st.tx_holds++;
+		}
+	} else if (vnet_dev.tx_held) {
+		if (!waiting)
+			return false;
+	} else if (waiting) {
 		vnet_dev.tx_held = true;
 		vnet_dev.tx_held_polls = 0;
 		vnet_dev.st.tx_holds++;
+	} else {
+		uint64_t ns = timed_hold_ns();
+		if (ns == 0)
+			return false;
+		vnet_dev.tx_held = true;
+		vnet_dev.tx_held_timed = true;
+		vnet_dev.tx_held_until = clock_ns() + ns;
+		vnet_dev.tx_held_polls = 0;
+		vnet_dev.st.tx_timed_holds++;
 	}
 	vq_expose(&vnet_dev.tx.vq);
 	vnet_dev.st.tx_held_publishes++;
@@ -183,17 +253,31 @@ static bool hold(void)
 }
 
 /* Make the decision a hold owes once no frames wait (or, at a poll's end,
- * its polls are spent), or at once when the CPU may park. */
+ * its polls are spent; a timed one, once its deadline has come), or at once
+ * when the CPU may park. */
 static void hold_settle(bool poll_end, bool parking)
 {
 	if (!vnet_dev.tx_held)
 		return;
 	vnet_dev.tx_held_polls += poll_end;
-	if (!parking && vq_has_used(&vnet_dev.rx.vq) && !hold_spent())
+	if (vnet_dev.tx_held_timed) {
+		bool expired = clock_ns() >= vnet_dev.tx_held_until;
+		if (!parking && !expired && !hold_spent())
+			return;
+		vnet_dev.st.tx_timed_holds_expired += expired && !parking;
+		timed_hold_end(false);
+	} else if (!parking && vq_has_used(&vnet_dev.rx.vq) && !hold_spent()) {
 		return;
+	}
 	if (parking)
 		vnet_dev.st.tx_holds_parked++;
 	decide();
+}
+
+/* A timed hold's deadline, UINT64_MAX without one. */
+uint64_t vnet_tx_hold_deadline(void)
+{
+	return vnet_dev.tx_held && vnet_dev.tx_held_timed ? vnet_dev.tx_held_until : UINT64_MAX;
 }
 
 void vnet_tx_hold_check(void) { hold_settle(false, false); }

@@ -113,6 +113,13 @@ contains -E '^kernel: .*eoi writes [0-9]+ \(paravirtual [1-9][0-9]*\); parks [1-
 w=$(sed -nE 's/.*spin window grew ([0-9]+) \(shrank ([0-9]+)\).*/\1 \2/p' <<<"$c" | tail -n 1)
 [ -n "$w" ] && (( ${w% *} - ${w#* } >= 0 && ${w% *} - ${w#* } <= 3 )) ||
 	fail "httpd: the spin window's counts do not add up: '$w'"
+# Replies wait for the next poll's in a timed hold there: every hold ended
+# joined, at its deadline or before a park, and the loads above saw some.
+h=$(sed -nE 's/^virtio-net: tx timed holds ([0-9]+) \(joined ([0-9]+), expired ([0-9]+)\); hold spin window$/\1 \2 \3/p' <<<"$c" |
+	tail -n 1)
+read -r held joined expired <<<"$h"
+[ -n "$h" ] && ((held > 0 && joined + expired <= held)) ||
+	fail "httpd: no timed holds under KVM, or their counts do not add up: '$h'"
 say "httpd on tap: bytes, loads and exit good"
 
 # ---- iperf on tap: byte counts both ways -----------------------------------

@@ -10,7 +10,8 @@
  * is counted; a poll's frames are batched only in a burst; a publish made
  * while received frames wait holds its notify decision until none wait, a
  * park comes or its polls are spent, and a working device takes what is
- * held unasked. Built a second time with VNET_REPAIR=0 (test_vnet_notify_off):
+ * held unasked; a timed hold shares one notify between two polls' replies
+ * and backs off when nothing joins it. Built a second time with VNET_REPAIR=0 (test_vnet_notify_off):
  * the same device modes then stall the receive ring for good and leave the
  * transmit ring to the watchdog, so the modes do lose notifications and the
  * repair is what recovers.
@@ -477,6 +478,108 @@ static void tx_hold(void **state)
 	settle_all();
 }
 
+/* One poll (net_poll's bracket) that sends a frame, or only ends. */
+static void poll_sending(bool sends)
+{
+	vnet_tx_batch_begin(false);
+	if (sends)
+		send();
+	vnet_tx_batch_end();
+}
+
+/* vnet_tx_hold_us (on outside TCG): a poll's publish with nothing waiting
+ * holds its notify; the reply of a later poll joins it and one notify
+ * carries both; a hold nothing joins ends at its deadline, or before a
+ * park, and the publishes after it decide at once, 1, then 2, before the
+ * next is tried; a joined one ends the backing off. A frame sent outside a
+ * poll is never held. */
+static void tx_timed_hold(void **state)
+{
+	(void)state;
+	const uint64_t hold = 300000;
+	vnet_dev.tx_hold_ns = (int64_t)hold;
+	vnet_dev.tx_hold_skip = vnet_dev.tx_hold_backoff = 0;
+	struct vnet_stats before = stats();
+	unsigned kicks = dev_notifies(1);
+
+	vnet_tx_batch_begin(false);
+	send();
+	send();                                           /* the same poll's frames join it unjoined */
+	vnet_tx_batch_end();
+	assert_int_equal(dev_tx_pending(), 2);            /* exposed */
+	assert_int_equal(dev_notifies(1), kicks);         /* the idle device not told */
+	assert_false(vnet_service_due());                 /* nothing due before the deadline */
+	assert_int_equal(vnet_next_deadline_ns(), now_ns + hold);
+	poll_sending(true);                               /* the next request's reply joins */
+	assert_int_equal(dev_tx_pending(), 3);
+	assert_int_equal(dev_notifies(1), kicks + 1);     /* one notify for both */
+	struct vnet_stats after = stats();
+	assert_int_equal(after.tx_timed_holds - before.tx_timed_holds, 1);
+	assert_int_equal(after.tx_timed_holds_joined - before.tx_timed_holds_joined, 1);
+	assert_int_equal(after.tx_kicks - before.tx_kicks, 1);
+	settle_all();
+
+	/* Joined while the next request already waits: held on, as a hold
+	 * made with frames waiting, until none wait. */
+	kicks = dev_notifies(1);
+	poll_sending(true);
+	assert_true(arrive());
+	poll_sending(true);
+	assert_int_equal(dev_notifies(1), kicks);
+	poll_once();                                      /* takes the frame */
+	poll_sending(false);
+	assert_int_equal(dev_notifies(1), kicks + 1);
+	after = stats();
+	assert_int_equal(after.tx_holds - before.tx_holds, 1);
+	settle_all();
+	before = stats();
+
+	/* Nothing joins: decided at the deadline, then one publish at once. */
+	kicks = dev_notifies(1);
+	poll_sending(true);
+	poll_sending(false);                              /* a poll without a reply ends nothing */
+	assert_int_equal(dev_notifies(1), kicks);
+	now_ns += hold;
+	assert_true(vnet_service_due());
+	poll_sending(false);
+	assert_int_equal(dev_notifies(1), kicks + 1);
+	settle_all();
+	poll_sending(true);                               /* tried again: backing off starts at 0 */
+	assert_int_equal(dev_notifies(1), kicks + 1);
+	now_ns += hold;
+	poll_sending(false);                              /* second unjoined: skip 1 */
+	assert_int_equal(dev_notifies(1), kicks + 2);
+	settle_all();
+	poll_sending(true);
+	assert_int_equal(dev_notifies(1), kicks + 3);     /* at once */
+	settle_all();
+	poll_sending(true);                               /* held again; a park decides it */
+	assert_int_equal(dev_notifies(1), kicks + 3);
+	assert_false(vnet_rx_irq_enable(true));
+	vnet_rx_irq_enable(false);
+	assert_int_equal(dev_notifies(1), kicks + 4);
+	settle_all();
+	for (int i = 0; i < 2; i++) {                     /* third unjoined: skip 2 */
+		poll_sending(true);
+		assert_int_equal(dev_notifies(1), kicks + 5 + i);
+		settle_all();
+	}
+	poll_sending(true);
+	poll_sending(true);                               /* joined: backing off ends */
+	assert_int_equal(dev_notifies(1), kicks + 7);
+	assert_int_equal(vnet_dev.tx_hold_backoff, 0);
+	after = stats();
+	assert_int_equal(after.tx_timed_holds - before.tx_timed_holds, 4);
+	assert_int_equal(after.tx_timed_holds_joined - before.tx_timed_holds_joined, 1);
+	assert_int_equal(after.tx_timed_holds_expired - before.tx_timed_holds_expired, 2);
+	settle_all();
+
+	send();                                           /* outside a poll: at once */
+	assert_int_equal(dev_notifies(1), kicks + 8);
+	settle_all();
+	vnet_dev.tx_hold_ns = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +588,7 @@ int main(void)
 		cmocka_unit_test_setup(lost_interrupt_counted, setup),
 		cmocka_unit_test_setup(tx_batch_bursts, setup),
 		cmocka_unit_test_setup(tx_hold, setup),
+		cmocka_unit_test_setup(tx_timed_hold, setup),
 #if VNET_REPAIR
 		cmocka_unit_test_setup(repaired_before_park, setup),
 		cmocka_unit_test_setup(fence_before_park, setup),

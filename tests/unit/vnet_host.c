@@ -24,6 +24,8 @@ const char *kernel_option(const char *key) { (void)key; return NULL; }
 enum hypervisor cpu_hypervisor(void) { return HYPERVISOR_TCG; }
 int kprintf(const char *fmt, ...) { (void)fmt; return 0; }
 void trace(const char *fmt, ...) { (void)fmt; }
+/* The executor's spin window, which a timed hold lasts by default. */
+uint64_t executor_spin_window_ns(void) { return 250000; }
 /* Room for the driver's reserve of receive buffers (lending on). */
 uint64_t mem_heap_room(void) { return 1ULL << 30; }
 
