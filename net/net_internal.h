@@ -60,6 +60,9 @@ bool net_tcp_make_room(void);
  * keeping each closing connection that still has data in flight from being
  * dropped before its retransmissions have run. */
 void net_tcp_run_timers(void);
+/* tcp_hooks.c: two or more TCP connections are open (the driver's timed
+ * hold asks, vnet_set_tx_hold_worth). */
+bool net_tcp_several_open(void);
 
 /* copy.c: the data path's byte copy (lwIP's MEMCPY too), and the choice of
  * its routine at start (kernel option copy=; see copy.c). */

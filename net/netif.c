@@ -347,5 +347,6 @@ int8_t net_netif_init(struct netif *netif)
 		checksum_flags &= (u16_t)~GEN_L4;
 	NETIF_SET_CHECKSUM_CTRL(netif, checksum_flags);
 	vnet_set_tx_done(net_netif_tx_done);
+	vnet_set_tx_hold_worth(net_tcp_several_open);
 	return ERR_OK;
 }

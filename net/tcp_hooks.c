@@ -29,6 +29,8 @@
  *    SYN_RCVD eviction below does not take it for dead.
  *  - A guard for an assertion in lwIP's receive path that any peer can
  *    trigger with one crafted segment (insane_offset below).
+ *  - Whether two or more connections are open (net_tcp_several_open), which
+ *    the driver asks before it holds a reply's notify for another's.
  *  - A closing connection keeps its data: lwIP drops a pcb that has sat in
  *    LAST_ACK for 2 * TCP_MSL, and our short TCP_MSL makes that sooner than
  *    its first retransmission (see net_tcp_run_timers below).
@@ -213,4 +215,12 @@ void net_tcp_run_timers(void)
 		}
 	}
 	sys_check_timeouts();
+}
+
+/* Two or more TCP connections are open, handshakes and closes included
+ * (TIME_WAIT is not open): another client may send a request while one
+ * waits for its reply. O(1): the list's first two entries. */
+bool net_tcp_several_open(void)
+{
+	return tcp_active_pcbs && tcp_active_pcbs->next;
 }

@@ -168,8 +168,14 @@ int vnet_tx_reclaim(void);
 enum { VNET_TX_BATCH_NONE, VNET_TX_BATCH_ALL, VNET_TX_BATCH_BURSTS, VNET_TX_BATCH_HOLD };
 void vnet_tx_batch_begin(bool burst);
 void vnet_tx_batch_end(void);
-/* O(1): a notify decision is held while received frames wait (vnet_tx.c). */
+/* O(1): a notify decision is held (vnet_tx.c). */
 bool vnet_tx_held(void);
+/* A timed hold (kernel option vnet_tx_hold_us) waits for another client's
+ * request; the network layer says whether one may come: with a single
+ * connection open, the next request waits for this very reply. Asked only
+ * when a timed hold would start; without it set, holds are always tried. */
+typedef bool (*vnet_tx_hold_worth_fn)(void);
+void vnet_set_tx_hold_worth(vnet_tx_hold_worth_fn worth);
 /* O(1): the device has taken every frame published: none held, none it has
  * yet to mark used. */
 bool vnet_tx_idle(void);

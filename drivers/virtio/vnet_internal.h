@@ -108,6 +108,7 @@ struct vnet_dev {
 	uint64_t tx_held_until;       /*   its deadline (clock_ns) */
 	int64_t tx_hold_ns;           /* a timed hold's length (kernel option vnet_tx_hold_us): 0 none,
 	                               * -1 the executor's spin window (the default outside TCG) */
+	vnet_tx_hold_worth_fn tx_hold_worth; /* may another client ask meanwhile? (NULL: yes) */
 	unsigned tx_hold_skip;        /* publishes still to decide at once before the next timed hold */
 	unsigned tx_hold_backoff;     /* what tx_hold_skip is set to when a timed hold ends unjoined */
 	bool rx_armed;                /* rx interrupt on and nothing was waiting (a park may follow) */

@@ -18,6 +18,7 @@ static const struct virtio_net_hdr tx_zero_header; /* frames without offloads */
 static struct virtio_net_hdr tx_hdr[MAX_QUEUE];     /* per head descriptor: frames with */
 
 void vnet_set_tx_done(vnet_tx_done_fn done) { vnet_dev.tx_done = done; }
+void vnet_set_tx_hold_worth(vnet_tx_hold_worth_fn worth) { vnet_dev.tx_hold_worth = worth; }
 
 bool vnet_tx_outstanding(void)
 {
@@ -169,12 +170,15 @@ static void decide(void)
  * later poll publishes meanwhile joins it: one notify for both. It ends at
  * that joining publish (or, if received frames wait then, goes on as the
  * hold above), at its deadline (the network is due then), or before a
- * park. A reply waits at most the hold, and only for the next
- * request, which another client has already sent. Where nothing joins (a
- * single client waits for this very reply), the hold cost the reply its
- * length; so each hold nothing joined makes the next publishes decide at
- * once, 1, 2, 4 ... up to TX_HOLD_BACKOFF_MAX of them, before another is
- * tried, and one that something joined ends the backing off.
+ * park. It pays only where another client may ask while this one waits for
+ * its reply: with one connection open (one client asking in turn, or
+ * opening a connection per request) the next request comes only after this
+ * reply, and every hold would last its full length for nothing. So a hold
+ * is tried only while the network layer says two or more connections are
+ * open (vnet_set_tx_hold_worth); and each hold nothing joined (a client
+ * that went quiet, an idle connection beside the busy one) makes the next
+ * publishes decide at once, 1, 2, 4 ... up to TX_HOLD_BACKOFF_MAX of them,
+ * before another is tried; one that something joined ends the backing off.
  */
 #define TX_HOLD_POLLS 8
 #define TX_HOLD_BACKOFF_MAX 1024
@@ -192,6 +196,8 @@ static uint64_t timed_hold_ns(void)
 {
 	if (vnet_dev.tx_hold_ns == 0 || vnet_dev.tx_batch_depth == 0)
 		return 0; /* off, or a frame sent outside a poll: at once */
+	if (vnet_dev.tx_hold_worth && !vnet_dev.tx_hold_worth())
+		return 0; /* one client: nobody else will ask meanwhile */
 	if (vnet_dev.tx_hold_skip > 0) {
 		vnet_dev.tx_hold_skip--;
 		return 0;

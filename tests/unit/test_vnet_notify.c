@@ -487,12 +487,15 @@ static void poll_sending(bool sends)
 	vnet_tx_batch_end();
 }
 
+static bool one_client(void) { return false; }
+
 /* vnet_tx_hold_us (on outside TCG): a poll's publish with nothing waiting
  * holds its notify; the reply of a later poll joins it and one notify
  * carries both; a hold nothing joins ends at its deadline, or before a
  * park, and the publishes after it decide at once, 1, then 2, before the
  * next is tried; a joined one ends the backing off. A frame sent outside a
- * poll is never held. */
+ * poll is never held, nor one sent while the network layer says no other
+ * client may ask meanwhile. */
 static void tx_timed_hold(void **state)
 {
 	(void)state;
@@ -504,7 +507,7 @@ static void tx_timed_hold(void **state)
 
 	vnet_tx_batch_begin(false);
 	send();
-	send();                                           /* the same poll's frames join it unjoined */
+	send();                                           /* the same poll's frames join, ending nothing */
 	vnet_tx_batch_end();
 	assert_int_equal(dev_tx_pending(), 2);            /* exposed */
 	assert_int_equal(dev_notifies(1), kicks);         /* the idle device not told */
@@ -577,6 +580,15 @@ static void tx_timed_hold(void **state)
 	send();                                           /* outside a poll: at once */
 	assert_int_equal(dev_notifies(1), kicks + 8);
 	settle_all();
+
+	/* One connection open: nobody else will ask; decided at once. */
+	vnet_set_tx_hold_worth(one_client);
+	poll_sending(true);
+	assert_int_equal(dev_notifies(1), kicks + 9);
+	after = stats();
+	assert_int_equal(after.tx_timed_holds - before.tx_timed_holds, 4);
+	settle_all();
+	vnet_set_tx_hold_worth(NULL);
 	vnet_dev.tx_hold_ns = 0;
 }
 
