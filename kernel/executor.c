@@ -192,12 +192,12 @@ enum spin_end {
 };
 
 /* Poll the device, interrupt off, until it has work, the earliest deadline
- * comes or the spin budget is spent. Nothing else can make the source due
- * meanwhile: egress is queued only by code that runs. */
-static __attribute__((noinline, noclone)) enum spin_end wait_spin(uint64_t deadline_ns)
+ * comes or the window (ending at window_end) is spent. Nothing else can make
+ * the source due meanwhile: egress is queued only by code that runs. */
+static __attribute__((noinline, noclone)) enum spin_end wait_spin(uint64_t window_end, uint64_t deadline_ns)
 {
 	uint64_t t0 = cpu_cycles();
-	uint64_t window_end = clock_ns() + spin.ns, due = park_deadline(deadline_ns);
+	uint64_t due = park_deadline(deadline_ns);
 	uint64_t until = clock_tsc_at(min_u64(window_end, due));
 	enum spin_end end = due < window_end ? SPIN_DEADLINE : SPIN_RAN_OUT;
 	for (;;) {
@@ -238,17 +238,20 @@ static void spin_window_after(uint64_t waited_ns, bool device_ended)
 static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns, bool intr)
 {
 	unsigned long signals_before = signals_run;
+	uint64_t spin_start = 0; /* when the spin under way began; 0: none */
 	for (;;) {
 		bool progress = executor_poll();
 		if (ready(ctx))
 			return 0;
 		if (intr && signals_run != signals_before)
 			return -EINTR;
-		uint64_t spin_start = clock_ns();
-		if (spin_start >= deadline_ns)
+		uint64_t now = clock_ns();
+		if (now >= deadline_ns)
 			return -ETIMEDOUT;
-		if (progress)
+		if (progress) {
+			spin_start = 0;
 			continue;
+		}
 		if (!source) {
 			cpu_park(park_deadline(deadline_ns), NULL);
 			continue;
@@ -257,15 +260,25 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 		 * under TCG is a call into QEMU. */
 		bool adapts = spin.max_ns > spin.base_ns;
 		/* A spin cut short by a deadline goes back to run what fell due (a
-		 * timer, the driver's timed hold) rather than park with it past. */
-		if (spin.ns && wait_spin(deadline_ns) != SPIN_RAN_OUT)
-			continue;
+		 * timer, the driver's timed hold) rather than park with it past,
+		 * then spins out the same window: a deadline neither ends the
+		 * window nor starts a new one. */
+		if (spin_start == 0)
+			spin_start = now;
+		if (spin.ns) {
+			enum spin_end end = wait_spin(spin_start + spin.ns, deadline_ns);
+			if (end == SPIN_HIT)
+				spin_start = 0;
+			if (end != SPIN_RAN_OUT)
+				continue;
+		}
 		*source->wake = false;
 		if (source->arm()) { /* work slipped in before the interrupt was on */
 			stats.arm_rechecks++;
 			source->disarm();
 			if (adapts)
 				spin_window_after(clock_ns() - spin_start, true);
+			spin_start = 0;
 			continue;
 		}
 		cpu_park(park_deadline(deadline_ns), source->wake);
@@ -277,6 +290,7 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 		source->disarm();
 		if (adapts)
 			spin_window_after(clock_ns() - spin_start, device_woke);
+		spin_start = 0;
 	}
 }
 
