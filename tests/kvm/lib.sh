@@ -131,11 +131,13 @@ guest_wait_http() {
 	guest_answers "$@" || fail "no answer from $1"
 }
 
+# The dump is thousands of port writes, each an exit to QEMU's user space
+# in L1; behind slirp, after a load, L1 has taken longer than 10 s for it.
 guest_status() {
 	local off i
 	off=$(stat -c %s "$GUEST_CONSOLE")
 	printf '\x14' >&3
-	for i in $(seq 1 100); do
+	for i in $(seq 1 600); do
 		tail -c +$((off + 1)) "$GUEST_CONSOLE" | tr -d '\r' | contains '^kernel: time us' && return 0
 		sleep 0.1
 	done
