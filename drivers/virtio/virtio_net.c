@@ -188,12 +188,13 @@ bool vnet_service_due(void)
 	if (vnet_dev.repair && (vq_kick_owed(&vnet_dev.rx.vq) || vq_kick_owed(&vnet_dev.tx.vq)))
 		return true;
 	uint64_t held = vnet_tx_hold_deadline();
-	if (vnet_tx_held() && held == UINT64_MAX) /* a notify decision waits for a poll */
+	if (vnet_tx_held() && held == UINT64_MAX) /* an untimed hold: its decision waits for a poll */
 		return true;
-	if (!vnet_tx_outstanding() && held == UINT64_MAX)
+	bool outstanding = vnet_tx_outstanding();
+	if (!outstanding && held == UINT64_MAX)
 		return false;
-	uint64_t now = clock_ns(); /* a timed hold's decision waits for its deadline */
-	return now >= held || (vnet_tx_outstanding() && now >= vnet_tx_watch(now));
+	uint64_t now = clock_ns(); /* a timed hold waits for its deadline, the watchdog for its own */
+	return now >= held || (outstanding && now >= vnet_tx_watch(now));
 }
 
 /* ---- features ---------------------------------------------------------------- */
