@@ -124,4 +124,5 @@ help:
 	@echo '  QEMU=7.2|10|PATH     the emulator (10: deps/qemu10, fetched by mk/deps.sh qemu10)'
 	@echo '  GDB_PORT=1234        make debug'"'"'s gdb stub'
 	@echo '  VARIANT=NAME         build httpd with some design switches off (make list-variants)'
+	@echo '  LAYOUT_PAD=N         link images with code and data moved by N bytes (docs/benchmarks.md)'
 	@echo '  TESTS="NN ..."       the integration tests to run (numbers or name parts)'

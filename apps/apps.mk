@@ -30,6 +30,9 @@ IMAGE_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack -T ker
 # N bytes (kernel/kernel.ld). The stamp changes only with the value, so a
 # new value relinks the images and an unchanged one touches nothing.
 LAYOUT_PAD ?= 0
+ifneq ($(shell echo '$(LAYOUT_PAD)' | grep -qx '[0-9][0-9]*' || echo bad),)
+$(error LAYOUT_PAD='$(LAYOUT_PAD)': a number of bytes, e.g. 1296)
+endif
 .PHONY: FORCE
 FORCE:
 $(BUILD)/layout-pad: FORCE
