@@ -23,9 +23,6 @@ $(BUILD)/apps/%.name.c:
 $(BUILD)/apps/%.name.o: $(BUILD)/apps/%.name.c | $(NEWLIB_STAMP)
 	$(call say,CC,$<)$(KCC) $(APP_CFLAGS) -c -o $@ $<
 
-IMAGE_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack -T kernel/kernel.ld \
-                 $(if $(filter-out 0,$(LAYOUT_PAD)),--defsym=__layout_pad=$(LAYOUT_PAD))
-
 # LAYOUT_PAD=N (bytes, default 0) moves the code and data of every image by
 # N bytes (kernel/kernel.ld). The stamp changes only with the value, so a
 # new value relinks the images and an unchanged one touches nothing.
@@ -38,6 +35,9 @@ FORCE:
 $(BUILD)/layout-pad: FORCE
 	@mkdir -p $(@D)
 	@echo '$(LAYOUT_PAD)' | cmp -s - $@ || echo '$(LAYOUT_PAD)' >$@
+
+IMAGE_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack -T kernel/kernel.ld \
+                 $(if $(filter-out 0,$(LAYOUT_PAD)),--defsym=__layout_pad=$(LAYOUT_PAD))
 
 define app_image
 $(1)_OBJS := $(2:%=$(BUILD)/%.o)

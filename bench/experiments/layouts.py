@@ -4,89 +4,74 @@
 
     bench/experiments/layouts.py RESULTS_DIR [--max-steal PCT]
 
-For each commit and load: the median requests/s of each layout (over the
-runs that count: every request answered 2xx, nobody else busy, the host's
-steal at most --max-steal, default 10%), then the median of those medians,
-their range, and the ratio to the first commit's; instructions per request
-where the batch counted them (COUNT=1), which no layout changes. A commit
-is slower than another at a load only if its layouts' range lies below the
-other's. Standard library only.
+For each commit and load: the median requests/s of each layout over the
+runs that count (bench/benchdata.py's rule, and the host's steal at most
+--max-steal, default 10%), then the median of those medians, their range,
+and the ratio to the first commit's; and instructions per request outside
+the wait where the batch counted them (COUNT=1), which no layout changes.
+A commit is slower than another at a load only if its layouts' range lies
+below the other's. Standard library only.
 """
-import csv
+import os
 import re
-import statistics
 import sys
 from collections import defaultdict
 
-LOAD_ORDER = ["k1", "k8", "k64", "c1", "c16", "c64"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from benchdata import LOADS, Stat, counts, counts_insns, fmt_ratio, num, read_runs  # noqa: E402
+
+
+def table(commits, loads, cell):
+    print("| load | " + " | ".join(commits) + " |")
+    print("|---|" + "---|" * len(commits))
+    for load in loads:
+        print(f"| {load} | " + " | ".join(cell(c, load) for c in commits) + " |")
 
 
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
     folder = argv[1]
-    max_steal = 10.0
-    if "--max-steal" in argv:
-        max_steal = float(argv[argv.index("--max-steal") + 1])
-    per_layout = defaultdict(list)     # (commit, pad, load) -> [rps]
-    insns = defaultdict(list)          # (commit, load) -> [insns/req]
-    left_out = 0
-    commits = []
-    with open(f"{folder}/runs.csv") as f:
-        for row in csv.DictReader(f):
-            m = re.fullmatch(r"(.+)-p(\d+)", row["guest"])
-            if not m:
-                continue
-            commit, pad = m.group(1), int(m.group(2))
-            if commit not in commits:
-                commits.append(commit)
-            if row.get("plugin") == "1":
-                if row.get("insns_per_req"):
-                    insns[(commit, row["load"])].append(float(row["insns_per_req"]))
-                continue
-            ok = (row["status"] == "ok" and row["failed"] == "0" and row["non2xx"] == "0"
-                  and row.get("busy", "0") == "0"
-                  and float(row.get("steal_pct") or 0) <= max_steal)
-            if not ok:
-                left_out += 1
-                continue
-            per_layout[(commit, pad, row["load"])].append(float(row["rps"]))
+    max_steal = float(argv[argv.index("--max-steal") + 1]) if "--max-steal" in argv else 10.0
+    rps = defaultdict(list)      # (commit, pad, load) -> requests/s of the runs that count
+    insns = defaultdict(list)    # (commit, load) -> instructions/request outside the wait
+    commits, left_out = [], 0
+    for run in read_runs(f"{folder}/runs.csv"):
+        m = re.fullmatch(r"(.+)-p(\d+)", run["guest"])
+        if not m:
+            continue
+        commit, pad = m.group(1), int(m.group(2))
+        if commit not in commits:
+            commits.append(commit)
+        if counts_insns(run):
+            insns[(commit, run["load"])].append(num(run["insns_nowait_per_req"]))
+        elif counts(run) and (num(run.get("steal_pct")) or 0) <= max_steal:
+            rps[(commit, pad, run["load"])].append(num(run["rps"]))
+        else:
+            left_out += 1
     if not commits:
         sys.exit(f"layouts: no NAME-pPAD guests in {folder}/runs.csv")
-    loads = [l for l in LOAD_ORDER if any(k[2] == l for k in per_layout)]
-    ref = commits[0]
+
+    def layouts(commit, load):   # each layout's median requests/s
+        return Stat([Stat(v).median for (c, _, l), v in rps.items() if c == commit and l == load])
+
+    def rps_cell(commit, load):
+        s, ref = layouts(commit, load), layouts(commits[0], load)
+        if s.median is None:
+            return "-"
+        text = f"{s.fmt()}, {s.n} layouts"
+        if commit != commits[0] and ref.median:
+            text += f" x{fmt_ratio(s.median / ref.median)}"
+        return text
+
     print(f"Requests/s per commit: median over layouts of each layout's median "
-          f"(min-max of the layouts' medians); runs left out: {left_out} "
+          f"(min-max of the layouts' medians); runs left out (plugin runs aside): {left_out} "
           f"(failed, busy or steal above {max_steal:g}%)\n")
-    print("| load | " + " | ".join(commits) + " |")
-    print("|---|" + "---|" * len(commits))
-    for load in loads:
-        cells = []
-        ref_med = None
-        for c in commits:
-            meds = [statistics.median(v) for (cc, pad, l), v in sorted(per_layout.items())
-                    if cc == c and l == load and v]
-            if not meds:
-                cells.append("-")
-                continue
-            med = statistics.median(meds)
-            cell = f"{med:.0f} ({min(meds):.0f}-{max(meds):.0f}, {len(meds)} layouts)"
-            if c == ref:
-                ref_med = med
-            elif ref_med:
-                cell += f" x{med / ref_med:.2f}"
-            cells.append(cell)
-        print(f"| {load} | " + " | ".join(cells) + " |")
+    table(commits, [l for l in LOADS if any(k[2] == l for k in rps)], rps_cell)
     if insns:
-        print("\nInstructions per request (one counted run per layout; median):\n")
-        print("| load | " + " | ".join(commits) + " |")
-        print("|---|" + "---|" * len(commits))
-        for load in LOAD_ORDER:
-            vals = [insns.get((c, load)) for c in commits]
-            if not any(vals):
-                continue
-            print(f"| {load} | " + " | ".join(
-                f"{statistics.median(v):,.0f}" if v else "-" for v in vals) + " |")
+        print("\nInstructions per request outside the wait (the runs under the plugin):\n")
+        table(commits, [l for l in LOADS if any(k[1] == l for k in insns)],
+              lambda c, l: Stat(insns.get((c, l), [])).fmt())
 
 
 if __name__ == "__main__":

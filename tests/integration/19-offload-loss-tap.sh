@@ -14,8 +14,8 @@ bulk_boot tap "vnet_drop_rx=50 vnet_drop_tx=50" $((1 << 20)) 1
 # follow from the frames delivered; how many frames carry the bytes depends
 # on how the host merges segments (rx GSO), so no fixed count is asked.
 expect_counter "virtio-net: rx" "injected rx" -ge 1
-rx_frames=$(grep '^virtio-net: rx ' "$BULK_TMP/console" | head -1 | sed -n 's/^virtio-net: rx \([0-9][0-9]*\) frames.*/\1/p')
 rx_dropped=$(counter "virtio-net: rx" "injected rx")
+rx_frames=$(grep '^virtio-net: rx ' "$BULK_TMP/console" | head -1 | sed -n 's/^virtio-net: rx \([0-9][0-9]*\) frames.*/\1/p')
 [ -n "$rx_frames" ] || fail "no received-frame count on the virtio-net: rx line"
 [ "$rx_dropped" -eq $(((rx_frames + rx_dropped) / 50)) ] ||
 	fail "injected rx $rx_dropped with $rx_frames frames delivered: not one in 50"
