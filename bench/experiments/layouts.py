@@ -9,10 +9,19 @@ runs that count (bench/benchdata.py's rule, and the host's steal at most
 --max-steal, default 10%), then the median of those medians, their range,
 and the ratio to the first commit's; and instructions per request outside
 the wait where the batch counted them (COUNT=1), which no layout changes.
-A commit is slower than another at a load only if its layouts' range lies
-below the other's. Standard library only.
+
+Then the same runs in pairs: layouts.sh orders a batch so that each
+commit's boot comes right after the first commit's at the same layout and
+repetition (the commits in turn; each boot runs every load), so a pair of
+runs of one load lies minutes apart at most and shares more of the shared
+host's state of the moment, which moves requests/s more than most changes
+do, than runs of separate repetitions. For each commit and load: the median of its runs' ratios to their partners, with a 95%
+bootstrap interval of that median (seeded: the same batch prints the same
+interval). A commit is slower than the first at a load only if the whole
+interval lies below 1, faster only if above. Standard library only.
 """
 import os
+import random
 import re
 import sys
 from collections import defaultdict
@@ -34,6 +43,7 @@ def main(argv):
     folder = argv[1]
     max_steal = float(argv[argv.index("--max-steal") + 1]) if "--max-steal" in argv else 10.0
     rps = defaultdict(list)      # (commit, pad, load) -> requests/s of the runs that count
+    timed = {}                   # (commit, pad, rep, load) -> requests/s of a run that counts
     insns = defaultdict(list)    # (commit, load) -> instructions/request outside the wait
     commits, left_out = [], 0
     for run in read_runs(f"{folder}/runs.csv"):
@@ -47,6 +57,7 @@ def main(argv):
             insns[(commit, run["load"])].append(num(run["insns_nowait_per_req"]))
         elif counts(run) and (num(run.get("steal_pct")) or 0) <= max_steal:
             rps[(commit, pad, run["load"])].append(num(run["rps"]))
+            timed[(commit, pad, run["rep"], run["load"])] = num(run["rps"])
         else:
             left_out += 1
     if not commits:
@@ -68,10 +79,26 @@ def main(argv):
           f"(min-max of the layouts' medians); runs left out (plugin runs aside): {left_out} "
           f"(failed, busy or steal above {max_steal:g}%)\n")
     table(commits, [l for l in LOADS if any(k[2] == l for k in rps)], rps_cell)
+    print(f"\nPaired with {commits[0]}'s run at the same layout and repetition: median ratio "
+          f"[95% bootstrap interval], pairs\n")
+    table(commits[1:], [l for l in LOADS if any(k[2] == l for k in rps)],
+          lambda c, l: paired_cell(timed, commits[0], c, l))
     if insns:
         print("\nInstructions per request outside the wait (the runs under the plugin):\n")
         table(commits, [l for l in LOADS if any(k[1] == l for k in insns)],
               lambda c, l: Stat(insns.get((c, l), [])).fmt())
+
+
+def paired_cell(timed, ref, commit, load, resamples=4000):
+    ratios = [v / timed[(ref, pad, rep, l)] for (c, pad, rep, l), v in timed.items()
+              if c == commit and l == load and timed.get((ref, pad, rep, l))]
+    if len(ratios) < 2:
+        return "-"
+    rng = random.Random(0)
+    meds = sorted(Stat(rng.choices(ratios, k=len(ratios))).median for _ in range(resamples))
+    low, high = meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
+    verdict = " slower" if high < 1 else " faster" if low > 1 else ""
+    return (f"x{Stat(ratios).median:.3f} [{low:.3f}-{high:.3f}], {len(ratios)}{verdict}")
 
 
 if __name__ == "__main__":
