@@ -86,6 +86,8 @@ debug: all
 .PHONY: clean distclean
 clean:
 	rm -rf $(BUILD)
+	@# layouts.sh's worktrees lived under build/: drop git's records of them
+	@git worktree prune 2>/dev/null || true
 distclean: clean
 	rm -rf $(DEPS)
 

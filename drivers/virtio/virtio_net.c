@@ -102,8 +102,9 @@ static void config_interrupt(void *arg)
  *   register (virtio_pci_barrier: an exit, which under TCG takes QEMU's
  *   global lock, a host barrier whatever the guest's fences do) costs one
  *   exit per park. Only under TCG: under KVM the CPU's fence is enough and
- *   the read would be an exit to QEMU's user space (choose_barrier). A wait of LOST_IRQ_NS or more with the interrupt on that
- *   ends with frames waiting and none came is counted (rx lost interrupts).
+ *   the read would be an exit to QEMU's user space (choose_barrier). A
+ *   wait of LOST_IRQ_NS or more with the interrupt on that ends with frames
+ *   waiting and none came is counted (rx lost interrupts).
  * Kernel option vnet_repair=0 turns the repairs and the barrier off (the
  * counters stay), to see what the watchdog alone finds, and what they cost;
  * vnet_drop_kicks=N leaves one in N notifications unsent, to show on a real
