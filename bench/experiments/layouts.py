@@ -15,8 +15,9 @@ commit's boot comes right after the first commit's at the same layout and
 repetition (the commits in turn; each boot runs every load), so a pair of
 runs of one load lies minutes apart at most and shares more of the shared
 host's state of the moment, which moves requests/s more than most changes
-do, than runs of separate repetitions. For each commit and load: the median of its runs' ratios to their partners, with a 95%
-bootstrap interval of that median (seeded: the same batch prints the same
+do, than runs of separate repetitions. For each commit and load: the
+median of its runs' ratios to their partners, with a 95% bootstrap
+interval of that median (seeded: the same batch prints the same
 interval). A commit is slower than the first at a load only if the whole
 interval lies below 1, faster only if above. Standard library only.
 """
@@ -79,10 +80,11 @@ def main(argv):
           f"(min-max of the layouts' medians); runs left out (plugin runs aside): {left_out} "
           f"(failed, busy or steal above {max_steal:g}%)\n")
     table(commits, [l for l in LOADS if any(k[2] == l for k in rps)], rps_cell)
-    print(f"\nPaired with {commits[0]}'s run at the same layout and repetition: median ratio "
-          f"[95% bootstrap interval], pairs\n")
-    table(commits[1:], [l for l in LOADS if any(k[2] == l for k in rps)],
-          lambda c, l: paired_cell(timed, commits[0], c, l))
+    if len(commits) > 1:
+        print(f"\nPaired with {commits[0]}'s run at the same layout and repetition: median ratio "
+              f"[95% bootstrap interval], pairs\n")
+        table(commits[1:], [l for l in LOADS if any(k[2] == l for k in rps)],
+              lambda c, l: paired_cell(timed, commits[0], c, l))
     if insns:
         print("\nInstructions per request outside the wait (the runs under the plugin):\n")
         table(commits, [l for l in LOADS if any(k[1] == l for k in insns)],
@@ -90,6 +92,10 @@ def main(argv):
 
 
 def paired_cell(timed, ref, commit, load, resamples=4000):
+    """commit's runs of load over ref's at the same layout and repetition:
+    the median ratio, the 2.5th and 97.5th percentiles of the medians of
+    `resamples` resamplings (with replacement) of the ratios, the count, and
+    a verdict where the interval lies on one side of 1."""
     ratios = [v / timed[(ref, pad, rep, l)] for (c, pad, rep, l), v in timed.items()
               if c == commit and l == load and timed.get((ref, pad, rep, l))]
     if len(ratios) < 2:
