@@ -8,14 +8,16 @@ Each load run of such a batch left RAW.hostevents (perf stat -a around ab,
 every host CPU): context switches, wake-ups, system calls (all, and those of
 QEMU's main loop and ab by name) and softirqs. This joins them with
 runs.csv into RESULTS_DIR/hostevents.csv (raw/ is not kept in git; the
-csv is, and is read when raw/ has no such files) and prints, per guest (or per commit, for layouts.sh's NAME-pPAD
-guests) and load, the median count per completed request over the runs that
-count (bench/benchdata.py's rule), with the requests/s of those runs beside.
-Time on the shared host moves with its neighbours and with where a guest's
-code lands; these counts move with what the guest makes the host do
-(notifies that wake QEMU's main loop, frames through tap, waits on QEMU's
-lock), which is what a slower guest without more instructions would show.
-Standard library only.
+csv is, and is read when raw/ has no such files) and prints, per guest (or
+per commit, for layouts.sh's NAME-pPAD guests) and load, the median count
+per completed request over the runs that count (bench/benchdata.py's
+rule), with the requests/s of those runs beside. Time on the shared host
+moves with its neighbours and with where a guest's code lands; these
+counts move mostly with what the guest makes the host do (notifies that
+wake QEMU's main loop, frames through tap, waits on QEMU's lock), which is
+where a guest that is slower without more instructions would show it. They
+follow speed a little too: a slow run's main loop idles, and is woken,
+more often. Standard library only.
 """
 import csv
 import os
