@@ -21,12 +21,14 @@ more often. Standard library only.
 """
 import csv
 import os
-import re
 import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchdata import LOADS, Stat, counts, num, read_runs  # noqa: E402
+from fixes import console_name  # noqa: E402
+from layouts import layout_of  # noqa: E402
 
 # perf's event names, shortened as the table heads them.
 EVENTS = [("sched:sched_switch", "switches"), ("sched:sched_wakeup", "wakeups"),
@@ -54,9 +56,7 @@ def from_raw(folder):
     """{run key: {event: count}} from raw/*.hostevents; written to hostevents.csv."""
     found = {}
     for run in read_runs(f"{folder}/runs.csv"):
-        emu = run["emulator"].replace("/", "_")
-        path = (f"{folder}/raw/{run['rep']}-{run['backend']}-{emu}-{run['placement']}-"
-                f"{run['guest']}-{run['load']}-{run['loadgen']}.hostevents")
+        path = f"{folder}/raw/{console_name(run)}-{run['load']}-{run['loadgen']}.hostevents"
         events = read_events(path) if os.path.exists(path) else None
         if events:
             found[tuple(run[k] for k in KEY)] = events
@@ -94,8 +94,7 @@ def main(argv):
         if not events or not requests:
             missing += 1
             continue
-        m = re.fullmatch(r"(.+)-p\d+", run["guest"])
-        group = m.group(1) if m else run["guest"]
+        group = layout_of(run["guest"])[0]
         if group not in groups:
             groups.append(group)
         key = (group, run["load"])

@@ -31,6 +31,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from benchdata import LOADS, Stat, counts, counts_insns, fmt_ratio, num, read_runs  # noqa: E402
 
 
+def layout_of(guest):
+    """(commit, pad) of a layouts.sh guest NAME-pPAD; (guest, None) of another."""
+    m = re.fullmatch(r"(.+)-p(\d+)", guest)
+    return (m.group(1), int(m.group(2))) if m else (guest, None)
+
+
 def table(commits, loads, cell):
     print("| load | " + " | ".join(commits) + " |")
     print("|---|" + "---|" * len(commits))
@@ -48,10 +54,9 @@ def main(argv):
     insns = defaultdict(list)    # (commit, load) -> instructions/request outside the wait
     commits, left_out = [], 0
     for run in read_runs(f"{folder}/runs.csv"):
-        m = re.fullmatch(r"(.+)-p(\d+)", run["guest"])
-        if not m:
+        commit, pad = layout_of(run["guest"])
+        if pad is None:
             continue
-        commit, pad = m.group(1), int(m.group(2))
         if commit not in commits:
             commits.append(commit)
         if counts_insns(run):
