@@ -72,9 +72,11 @@ static int chunk_framing_byte(struct http_body *b, char c, bool *done)
 		if (v >= 0) {
 			if (++b->digits > SIZE_DIGITS_MAX)
 				return 400;
-			b->left = b->left * 16 + (uint64_t)v;
-			if (b->left > HTTP_LENGTH_MAX)
+			/* Refused before the arithmetic: a size that wrapped past
+			 * 2^64 would end the chunk, or the body, early. */
+			if (b->left > (HTTP_LENGTH_MAX - (uint64_t)v) / 16)
 				return 413;
+			b->left = b->left * 16 + (uint64_t)v;
 			return 0;
 		}
 		if (b->digits == 0)

@@ -185,11 +185,17 @@ static int parse_header(const char *line, size_t n, struct head_state *st)
 		if (ve == vs)
 			return 400;
 		for (k = vs; k < ve; k++) {
+			uint64_t digit;
+
 			if (line[k] < '0' || line[k] > '9')
 				return 400;
-			value = value * 10 + (uint64_t)(line[k] - '0');
-			if (value > HTTP_LENGTH_MAX) /* also keeps the sum from overflowing */
+			digit = (uint64_t)(line[k] - '0');
+			/* Refused before the arithmetic, which could otherwise
+			 * wrap past 2^64 to a small length: the body would end
+			 * early and its rest be read as requests. */
+			if (value > (HTTP_LENGTH_MAX - digit) / 10)
 				return 413;
+			value = value * 10 + digit;
 		}
 		if (st->have_length && st->content_length != value)
 			return 400;

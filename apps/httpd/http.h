@@ -44,7 +44,8 @@
 #define HTTP_BYTES_MAX (1ULL << 30)
 
 /* The largest Content-Length or chunk size taken (bodies are discarded, so
- * only the arithmetic bounds them): 2^62. Larger ones are answered 413. */
+ * only the arithmetic bounds them): 2^62. Larger ones are answered 413, by
+ * a test made before each digit is added, so no value wraps past 2^64. */
 #define HTTP_LENGTH_MAX (1ULL << 62)
 
 /* Room a response head can take; http_head() never writes more. */

@@ -2,13 +2,15 @@
  * test_http.c: unit tests of httpd's request parser, body framing and
  * response builder (apps/httpd/http.c, body.c): whole, split, pipelined,
  * malformed and over-long requests, keep-alive rules, Content-Length and
- * chunked bodies fed in every piece size, Expect, routing (/bytes/N
+ * chunked bodies fed in every piece size, lengths and chunk sizes at the
+ * bounds of their arithmetic (2^62, 2^64), Expect, routing (/bytes/N
  * included), the exact bytes of response heads and the /bytes pattern.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,6 +198,80 @@ static void test_over_long(void **state)
 	assert_int_equal(http_parse(buf, MAX, MAX, &req), HTTP_ERROR);
 	assert_int_equal(req.status, 431);
 	free(buf);
+}
+
+/* Parses a POST whose Content-Length is `digits`. */
+static enum http_parse_result parse_length(const char *digits, struct http_request *req)
+{
+	char head[256];
+	int n = snprintf(head, sizeof(head), "POST / HTTP/1.1\r\nContent-Length: %s\r\n\r\n", digits);
+
+	assert_true(n > 0 && (size_t)n < sizeof(head));
+	return parse(head, req);
+}
+
+/* A Content-Length taken, with exactly this value. */
+static void check_length(const char *digits, uint64_t want)
+{
+	struct http_request req;
+
+	assert_int_equal(parse_length(digits, &req), HTTP_COMPLETE);
+	assert_int_equal(req.framing, HTTP_BODY_LENGTH);
+	assert_true(req.content_length == want);
+}
+
+/* A Content-Length refused: 413, whatever its value would wrap to. */
+static void check_length_refused(const char *digits)
+{
+	struct http_request req;
+
+	assert_int_equal(parse_length(digits, &req), HTTP_ERROR);
+	assert_int_equal(req.status, 413);
+}
+
+/*
+ * Content-Length values around 2^62 (HTTP_LENGTH_MAX) and 2^64: a value is
+ * either taken exactly or refused, never taken modulo 2^64 (a body of
+ * 18446744073709551620 bytes read as 4 would let the rest of the body be
+ * served as a request of its own).
+ */
+static void test_length_bounds(void **state)
+{
+	char digits[128];
+	(void)state;
+
+	check_length("4611686018427387904", HTTP_LENGTH_MAX);
+	check_length("4611686018427387903", HTTP_LENGTH_MAX - 1);
+	check_length_refused("4611686018427387905");
+	check_length_refused("18446744073709551615");  /* 2^64 - 1 */
+	check_length_refused("18446744073709551616");  /* 2^64: 0 modulo 2^64 */
+	check_length_refused("18446744073709551620");  /* 2^64 + 4 */
+	check_length_refused("20000000000000000000");  /* wraps under 2^62 */
+	check_length_refused("23058430092136939520");  /* 2^64 + 2^62 */
+	check_length_refused("73786976294838206464");  /* 2^66 */
+	check_length_refused("10000000000000000000000000000000"); /* 32 digits */
+	check_length("00000000000000000000000000000005", 5); /* 32 digits, too */
+	/* Leading zeros change nothing, however many. */
+	memset(digits, '0', 100);
+	strcpy(digits + 100, "5");
+	check_length(digits, 5);
+	strcpy(digits + 100, "4611686018427387904");
+	check_length(digits, HTTP_LENGTH_MAX);
+	strcpy(digits + 100, "4611686018427387905");
+	check_length_refused(digits);
+	strcpy(digits + 100, "18446744073709551620");
+	check_length_refused(digits);
+}
+
+/* The finding's request: its "4-byte body" and the request hidden after it
+ * are never parsed; the head itself is refused. */
+static void test_length_smuggling(void **state)
+{
+	const char *s = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551620\r\n\r\n"
+			"ABCDGET /__shutdown HTTP/1.1\r\nHost: x\r\n\r\n";
+	(void)state;
+
+	assert_error(s, 413);
 }
 
 static void test_route(void **state)
@@ -471,6 +547,63 @@ static void test_body_chunked_bad(void **state)
 	}
 }
 
+/* Feeds `line`, the size line of a first chunk: the decoder must then wait
+ * for exactly `want` bytes of chunk data. */
+static void chunk_size_taken(const char *line, uint64_t want)
+{
+	struct http_request req;
+	struct http_body b;
+	size_t used;
+	int status;
+
+	assert_int_equal(parse("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &req), HTTP_COMPLETE);
+	http_body_start(&b, &req);
+	assert_int_equal(http_body_feed(&b, line, strlen(line), &used, &status), HTTP_BODY_MORE);
+	assert_int_equal(used, strlen(line));
+	assert_true(b.left == want);
+	/* and its data is data: a byte of it is taken and counted */
+	assert_int_equal(http_body_feed(&b, "x", 1, &used, &status), HTTP_BODY_MORE);
+	assert_int_equal(used, 1);
+	assert_true(b.left == want - 1);
+}
+
+/*
+ * Chunk sizes around 2^62 (HTTP_LENGTH_MAX) and 2^64: taken exactly or
+ * refused, never taken modulo 2^64 (40000000000000000, 2^66, read as 0 would
+ * end the body there; 10000000000000005 read as 5 would end it after 5 bytes,
+ * and what follows would be parsed as requests).
+ */
+static void test_chunk_size_bounds(void **state)
+{
+	const char *head = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+	char line[128];
+	(void)state;
+
+	chunk_size_taken("4000000000000000\r\n", HTTP_LENGTH_MAX);
+	chunk_size_taken("3fffffffffffffff\r\n", HTTP_LENGTH_MAX - 1);
+	check_bad_body(head, "4000000000000001\r\n", 413);
+	check_bad_body(head, "ffffffffffffffff\r\n", 413);                /* 2^64 - 1 */
+	check_bad_body(head, "10000000000000000\r\n\r\n", 413);           /* 2^64: 0 */
+	check_bad_body(head, "10000000000000005\r\nhello\r\n0\r\n\r\n", 413); /* 2^64 + 5 */
+	check_bad_body(head, "14000000000000000\r\n", 413);               /* 2^64 + 2^62 */
+	check_bad_body(head, "40000000000000000\r\n\r\n", 413);           /* 2^66 */
+	check_bad_body(head, "10000000000000000000000000000000\r\n", 413); /* 32 digits */
+	/* Leading zeros count towards SIZE_DIGITS_MAX (32 digits) and change
+	 * nothing else: 32 digits are taken, 33 are not. */
+	memset(line, '0', 31);
+	strcpy(line + 31, "5\r\nhello\r\n0\r\n\r\n");
+	check_body(head, line, strlen(line));
+	memset(line, '0', 16);
+	strcpy(line + 16, "4000000000000000\r\n");
+	chunk_size_taken(line, HTTP_LENGTH_MAX);
+	memset(line, '0', 32);
+	strcpy(line + 32, "5\r\nhello\r\n0\r\n\r\n");
+	check_bad_body(head, line, 400);
+	memset(line, '0', 15);
+	strcpy(line + 15, "10000000000000005\r\nhello\r\n0\r\n\r\n");
+	check_bad_body(head, line, 413);
+}
+
 /* The /bytes pattern: the documented lines, and any slice is the same
  * bytes as that part of the whole. */
 static void test_pattern(void **state)
@@ -551,6 +684,8 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_garbage_early),
 		cmocka_unit_test(test_over_long),
+		cmocka_unit_test(test_length_bounds),
+		cmocka_unit_test(test_length_smuggling),
 		cmocka_unit_test(test_route),
 		cmocka_unit_test(test_route_bytes),
 		cmocka_unit_test(test_framing),
@@ -558,6 +693,7 @@ int main(void)
 		cmocka_unit_test(test_body_length),
 		cmocka_unit_test(test_body_chunked),
 		cmocka_unit_test(test_body_chunked_bad),
+		cmocka_unit_test(test_chunk_size_bounds),
 		cmocka_unit_test(test_pattern),
 		cmocka_unit_test(test_head_bytes),
 	};
