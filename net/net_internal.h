@@ -30,6 +30,12 @@ struct net_counters {
 	uint64_t tcp_handshake_deferred;   /* handshake-completing segments dropped: the listener's backlog was full */
 	uint64_t tcp_insane_offset;        /* segments dropped before lwIP's "insane offset" assert */
 	uint64_t tcp_last_ack_renewed;     /* LAST_ACK pcbs holding unacked segments whose 2*MSL clock was restarted */
+	uint64_t tcp_beyond_window;        /* out-of-order segments reaching past the window: dropped (tcp_hooks.c) */
+	/* What one connection may hold of the receive buffers (sock_rx.c). */
+	uint64_t rx_coalesced;             /* small pieces copied onto a socket's queue, their buffers freed */
+	uint64_t rx_coalesced_bytes;       /* their bytes */
+	uint64_t rx_cap_refused;           /* pieces refused: the socket held SOCK_RX_BUFS_MAX buffers */
+	uint64_t rx_pressure_refused;      /* pieces refused: buffers short and the socket held its share */
 	uint64_t polls, polls_with_work;   /* net_poll calls, and those that did something */
 	uint64_t timer_runs;               /* sys_check_timeouts calls (only when due) */
 	uint64_t waits;                    /* net_wait calls that parked the CPU */
@@ -44,6 +50,11 @@ extern struct net_counters net_counters;
 /* sock_lwip.c: the listener whose callback argument this is (a listening
  * pcb's) has every backlog entry taken (tcp_hooks.c holds its handshakes). */
 bool sock_listener_full(const void *listener_arg);
+
+/* netif.c: most receive buffers (the driver's reserve and the pbuf pool
+ * together) are held by the stack: sockets should not take more than a
+ * share (sock_rx.c). */
+bool net_rx_memory_short(void);
 
 /* netif.c: the lwIP interface over the driver. */
 int8_t net_netif_init(struct netif *netif);               /* netif_add's init_fn */

@@ -27,8 +27,9 @@
  *    the client sends again, and a later copy completes it once the
  *    application has accepted. The pcb counts as heard from, so the
  *    SYN_RCVD eviction below does not take it for dead.
- *  - A guard for an assertion in lwIP's receive path that any peer can
- *    trigger with one crafted segment (insane_offset below).
+ *  - Guards for assertions in lwIP's receive path that any peer can
+ *    trigger with crafted segments (insane_offset, ooseq_beyond_window
+ *    below; docs/hardening.md lists every assertion a frame can reach).
  *  - Whether two or more connections are open (net_tcp_several_open), which
  *    the driver asks before it holds a reply's notify for another's.
  *  - A closing connection keeps its data: lwIP drops a pcb that has sat in
@@ -136,6 +137,28 @@ static bool insane_offset(const struct tcp_pcb *pcb, const struct tcp_hdr *hdr, 
 	       pcb->rcv_nxt - seqno >= 0xffff;
 }
 
+/* lwIP 2.1.3's tcp_receive() queues an out-of-order segment (one that
+ * starts inside the window, after rcv_nxt) checking its start against the
+ * window but, on an empty queue or when it replaces a queued segment, not
+ * its end. When in-order data later reaches it, the whole segment is taken
+ * and lwIP asserts that it fits the window ("ooseq tcplen > rcv_wnd"): one
+ * peer, one connection, a few hundred segments, and the guest stops. The
+ * window's right edge (rcv_nxt + rcv_wnd) never moves left, so a sender that
+ * keeps to what we advertised never sends past it; such a segment is
+ * dropped here (counted) and the peer sends it again within the window. An
+ * in-order segment (seqno == rcv_nxt) lwIP trims itself; one that starts
+ * beyond the window lwIP drops and acknowledges itself. */
+static bool ooseq_beyond_window(const struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const struct pbuf *p)
+{
+	if (pcb->state < SYN_RCVD || pcb->state == TIME_WAIT)
+		return false;
+	u32_t len = p->tot_len + ((TCPH_FLAGS(hdr) & (TCP_SYN | TCP_FIN)) ? 1 : 0);
+	u32_t seqno = hdr->seqno; /* host order by now */
+	u32_t right_edge = pcb->rcv_nxt + pcb->rcv_wnd;
+	return len > 0 && TCP_SEQ_GT(seqno, pcb->rcv_nxt) && TCP_SEQ_LT(seqno, right_edge) &&
+	       TCP_SEQ_GT(seqno + len, right_edge);
+}
+
 err_t net_tcp_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen,
 		       u16_t opt1len, u8_t *opt2, struct pbuf *p)
 {
@@ -143,6 +166,10 @@ err_t net_tcp_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen,
 	if (insane_offset(pcb, hdr, p)) {
 		net_counters.tcp_insane_offset++;
 		return ERR_ABRT; /* tcp_input frees it */
+	}
+	if (ooseq_beyond_window(pcb, hdr, p)) {
+		net_counters.tcp_beyond_window++;
+		return ERR_ABRT;
 	}
 	u8_t flags = TCPH_FLAGS(hdr) & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN);
 	if (pcb->state == LISTEN) {
