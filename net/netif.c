@@ -27,6 +27,7 @@
 #include <errno.h>
 #include "lwip/etharp.h"
 #include "lwip/inet_chksum.h"
+#include "lwip/memp.h"
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
 #include "lwip/prot/ip.h"
@@ -243,7 +244,7 @@ static struct pbuf *borrow_frame(const struct vnet_frame *fr)
 		void *base = (void *)(uintptr_t)fr->piece[i].base;
 		struct pbuf *q = pbuf_alloced_custom(PBUF_RAW, (u16_t)fr->piece[i].len, PBUF_REF, &lp->pc, base,
 						     (u16_t)fr->piece[i].len);
-		KASSERT(q); /* PBUF_RAW takes no header room: it cannot fail */
+		KCHECK(q); /* PBUF_RAW takes no header room: it cannot fail */
 		if (head)
 			pbuf_cat(q, head);
 		head = q;
@@ -268,6 +269,16 @@ static struct pbuf *copy_frame(const struct vnet_frame *fr)
 	}
 	net_counters.copied_rx_to_pbufs += fr->len;
 	return p;
+}
+
+bool net_rx_memory_short(void)
+{
+	/* The buffers a received frame can travel on: the driver's reserve
+	 * (lent) and the pool (copied). Short: three quarters are held. */
+	const struct stats_mem *pool = lwip_stats.memp[MEMP_PBUF_POOL];
+	unsigned total = vnet_rx_reserve_size() + pool->avail;
+	unsigned held = vnet_rx_buffers_held() + pool->used;
+	return 4 * held >= 3 * total;
 }
 
 /* Whether frame `fr` is a TCP segment with SYN set (a plain IPv4 header is

@@ -38,6 +38,15 @@
 #endif
 #define SNDBUF_MIN     2048
 #define SNDBUF_MAX     (256 * 1024)
+/* What one socket's receive queue may hold (sock_rx.c). A piece of up to
+ * SOCK_RX_COPY_MAX bytes behind unread data is copied into chunks of
+ * SOCK_RX_CHUNK bytes, so every buffer queued is at least half full and a
+ * whole window takes at most about TCP_WND / 1024 of them; the bound leaves
+ * room above that. Under memory pressure a socket keeps SOCK_RX_BUFS_FAIR. */
+#define SOCK_RX_COPY_MAX  1024
+#define SOCK_RX_CHUNK     2048
+#define SOCK_RX_BUFS_MAX  (TCP_WND / 1024 + 16)
+#define SOCK_RX_BUFS_FAIR 16
 /* listen()'s backlog is capped here (idea-backlog16 makes it 16). */
 #ifndef BACKLOG_MAX
 #define BACKLOG_MAX    SOMAXCONN
@@ -81,6 +90,9 @@ struct sock {
 	struct pbuf *rx;         /* unread data, a pbuf chain */
 	uint16_t rx_off;         /* bytes of the first pbuf already read */
 	size_t rx_len;           /* unread bytes */
+	uint16_t rx_bufs;        /* pbufs (buffers) in the chain: at most SOCK_RX_BUFS_MAX */
+	struct pbuf *rx_tail;    /* the chain's last pbuf when it is a chunk of ours; else NULL */
+	uint16_t rx_tail_room;   /* free bytes at the end of rx_tail */
 	bool rx_eof;             /* the peer sent FIN */
 
 	/* Send (deferred egress). */
@@ -162,7 +174,15 @@ extern const struct file_ops sock_ops;
 struct sock *sock_of(int fd, int *err);    /* NULL with *err = EBADF or ENOTSOCK */
 long sock_read(void *obj, void *buf, size_t len);
 long sock_write(void *obj, const void *buf, size_t len);
-void sock_drop_unread(struct sock *s);     /* free unread data, give the window back */
 int sock_take_error(struct sock *s);       /* the pending error, cleared */
+
+/* ---- sock_rx.c: the receive queue ------------------------------------------------- */
+/* Queue chain p (lwIP's recv callback): ERR_OK (p is the queue's now), or
+ * ERR_MEM when the socket holds its share of buffers (lwIP keeps p). */
+err_t sock_rx_queue(struct sock *s, struct pbuf *p);
+/* Copy up to len unread bytes out, free what was read, open the window. */
+size_t sock_rx_take(struct sock *s, void *buf, size_t len);
+void sock_drop_unread(struct sock *s);     /* free unread data, give the window back */
+void sock_window_open(struct tcp_pcb *pcb, size_t n); /* tcp_recved() for any n */
 
 #endif

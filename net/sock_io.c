@@ -57,26 +57,7 @@ long sock_read(void *obj, void *buf, size_t len)
 		int e = sock_take_error(s); /* a reset is reported once, then end of file */
 		return e ? -e : 0;
 	}
-	size_t n = len < s->rx_len ? len : s->rx_len;
-	size_t got = pbuf_copy_partial(s->rx, buf, (u16_t)(n > 0xffff ? 0xffff : n), s->rx_off);
-	net_counters.copied_rx_to_app += got;
-	/* Drop the pbufs read completely. */
-	size_t off = s->rx_off + got;
-	while (s->rx && off >= s->rx->len) {
-		struct pbuf *p = s->rx;
-		off -= p->len;
-		s->rx = p->next;
-		if (s->rx)
-			pbuf_ref(s->rx);
-		pbuf_free(p);
-	}
-	s->rx_off = (uint16_t)off;
-	s->rx_len -= got;
-	KASSERT(sock_rx_consistent(s));
-	trace_mark(TP_READ);
-	if (s->pcb)
-		tcp_recved(s->pcb, (u16_t)got); /* the window opens as the app reads */
-	return (long)got;
+	return (long)sock_rx_take(s, buf, len);
 }
 
 /* Copy into the send buffer; returns bytes taken. */
@@ -210,18 +191,6 @@ static long sock_writev(void *obj, const struct iovec *iov, int n)
 			break;
 	}
 	return total;
-}
-
-void sock_drop_unread(struct sock *s)
-{
-	if (!s->rx)
-		return;
-	if (s->pcb)
-		tcp_recved(s->pcb, (u16_t)(s->rx_len > 0xffff ? 0xffff : s->rx_len));
-	pbuf_free(s->rx);
-	s->rx = NULL;
-	s->rx_off = 0;
-	s->rx_len = 0;
 }
 
 /* ---- close --------------------------------------------------------------------- */

@@ -72,11 +72,7 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 		 * own buffered output has drained, tcp_close() sends a FIN rather
 		 * than a reset for unread data. */
 		if (p) {
-			for (size_t n = sock_chain_bytes(p); n;) {
-				u16_t piece = n > 0xffff ? 0xffff : (u16_t)n;
-				tcp_recved(pcb, piece);
-				n -= piece;
-			}
+			sock_window_open(pcb, sock_chain_bytes(p));
 			pbuf_free(p);
 		}
 		return ERR_OK;
@@ -93,13 +89,7 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 		return ERR_OK;
 	}
 	trace_mark(TP_QUEUE);
-	if (s->rx)
-		pbuf_cat(s->rx, p);
-	else
-		s->rx = p;
-	s->rx_len += sock_chain_bytes(p);
-	KASSERT(sock_rx_consistent(s));
-	return ERR_OK;
+	return sock_rx_queue(s, p);
 }
 
 /* The peer acknowledged data: room in lwIP's send buffer again. */
@@ -219,7 +209,7 @@ err_t sock_on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 	s->nodelay = l->nodelay; /* inherited, as on Linux */
 	sock_setup_conn_pcb(s, newpcb);
 	int entry = (l->pending_head + l->pending_count) % l->backlog;
-	KASSERT(!l->pending[entry] && l->slots[entry]->state == SS_SLOT);
+	KCHECK(!l->pending[entry] && l->slots[entry]->state == SS_SLOT);
 	l->pending[entry] = s;
 	l->slots[entry]->state = SS_SLOT_READY;
 	l->pending_count++;

@@ -81,6 +81,7 @@ struct vnet_stats {
 	uint64_t rx_lend_refused;       /* loans refused: the reserve was short (the stack copied) */
 	uint64_t rx_given_back;         /* lent buffers the stack handed back */
 	uint64_t rx_give_back_bad;      /* hand-backs of buffers not lent (a bug; ignored) */
+	uint64_t rx_post_failed;        /* buffers the ring had no room for (kept in the reserve) */
 	uint64_t tx_drop_bad_used;      /* tx used entries out of range */
 	uint64_t tx_ring_full;          /* vnet_tx refused: no descriptors */
 	uint64_t tx_too_many_segs;      /* vnet_tx refused: more pieces than fit */
@@ -135,6 +136,8 @@ bool vnet_rx_lend(const struct vnet_frame *frame);
 void vnet_rx_give_back(uint16_t buf);
 /* Buffers the stack holds now (the soak's leak check wants 0 when idle). */
 unsigned vnet_rx_buffers_held(void);
+/* The reserve's size: buffers the stack may hold in all (0 without lending). */
+unsigned vnet_rx_reserve_size(void);
 
 /* VNET_OFF_* negotiated (0 before vnet_init). */
 unsigned vnet_offloads(void);

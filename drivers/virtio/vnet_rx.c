@@ -45,14 +45,20 @@ struct rx_gather {
 
 static uint8_t *rx_buf(uintptr_t slot) { return vnet_dev.rx_bufs + slot * RX_BUF_SIZE; }
 
-/* Offer buffer `slot` to the device again (published at the next kick). */
+/* Offer buffer `slot` to the device again (published at the next kick).
+ * Each post follows a used entry the ring gave back, so the ring has room;
+ * should it not, the buffer joins the reserve (counted) rather than being
+ * lost, and the ring runs one buffer short. */
 static void rx_post(uintptr_t slot)
 {
 	struct vq_buf b = { (uint64_t)rx_buf(slot), RX_BUF_SIZE };
 	/* The cookie is slot + 1: a NULL cookie means "not in flight". */
-	int r = vq_add(&vnet_dev.rx.vq, &b, 0, 1, (void *)(slot + 1));
-	KASSERT(r == 0);
-	(void)r;
+	if (vq_add(&vnet_dev.rx.vq, &b, 0, 1, (void *)(slot + 1)) < 0) {
+		vnet_dev.st.rx_post_failed++;
+		vnet_dev.rx_where[slot] = RX_IN_RESERVE;
+		vnet_dev.rx_free[vnet_dev.rx_nfree++] = (uint16_t)slot;
+		return;
+	}
 	vnet_dev.st.rx_refills++;
 }
 
@@ -66,9 +72,9 @@ static void rx_recycle(const uintptr_t *slot, int n, int *reposted)
 	for (int i = 0; i < n; i++) {
 		uintptr_t post = slot[i];
 		if (lent) {
-			KASSERT(vnet_dev.rx_nfree > 0); /* vnet_rx_lend saw enough */
+			KCHECK(vnet_dev.rx_nfree > 0); /* vnet_rx_lend saw enough */
 			post = vnet_dev.rx_free[--vnet_dev.rx_nfree];
-			KASSERT(vnet_dev.rx_where[post] == RX_IN_RESERVE);
+			KCHECK(vnet_dev.rx_where[post] == RX_IN_RESERVE);
 			vnet_dev.rx_where[post] = RX_IN_RING;
 		}
 		rx_post(post);
@@ -85,7 +91,7 @@ bool vnet_rx_lend(const struct vnet_frame *fr)
 		return false;
 	}
 	for (int i = 0; i < fr->npieces; i++) {
-		KASSERT(vnet_dev.rx_where[fr->buf[i]] == RX_IN_RING);
+		KCHECK(fr->buf[i] < vnet_dev.rx_nbufs && vnet_dev.rx_where[fr->buf[i]] == RX_IN_RING);
 		vnet_dev.rx_where[fr->buf[i]] = RX_IN_STACK;
 	}
 	vnet_dev.rx_lending = true;
@@ -111,6 +117,11 @@ unsigned vnet_rx_buffers_held(void)
 	if (!vnet_dev.present)
 		return 0;
 	return (unsigned)(vnet_dev.rx_nbufs - vnet_dev.rx.vq.size - vnet_dev.rx_nfree);
+}
+
+unsigned vnet_rx_reserve_size(void)
+{
+	return vnet_dev.present ? (unsigned)(vnet_dev.rx_nbufs - vnet_dev.rx.vq.size) : 0;
 }
 
 static void rx_kick(void)

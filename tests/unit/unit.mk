@@ -97,6 +97,15 @@ UNIT_LIBS_socket := $(LWIP_HOST_LIB)
 UNIT_DEPS_socket := $(SOCKET_TEST_DEPS)
 UNIT_ORDER_socket := $(LWIP_STAMP)
 
+# The socket layer's receive queue (net/sock_rx.c): what a connection whose
+# reader does not read can hold, and the window dropped data gives back.
+UNIT_TESTS += sock_rx
+UNIT_SRCS_sock_rx := $(SOCKET_TEST_SRCS)
+UNIT_CFLAGS_sock_rx := $(SOCKET_TEST_INCLUDES)
+UNIT_LIBS_sock_rx := $(LWIP_HOST_LIB)
+UNIT_DEPS_sock_rx := $(SOCKET_TEST_DEPS)
+UNIT_ORDER_sock_rx := $(LWIP_STAMP)
+
 # The data path's copy routines (net/copy.c).
 UNIT_TESTS += copy
 UNIT_SRCS_copy := net/copy.c

@@ -64,6 +64,8 @@ unsigned seglog_flags_from(uint16_t src_port, uint8_t flags);
 void loopnet_lose_data_from(uint16_t src_port, unsigned count);
 /* Frames queued on the wire, not yet fed back to lwIP. */
 size_t loopnet_queued(void);
+/* What net_rx_memory_short() answers the socket layer (default false). */
+extern bool loopnet_memory_short;
 
 /* Run the network and the egress pass until nothing more happens at this
  * instant (time does not move). */
@@ -87,6 +89,8 @@ size_t probe_tx_len(int fd);
 int probe_egress_strays(void);
 /* Sockets allocated now, closed or not. */
 uint64_t probe_sockets_open(void);
+/* The pbufs (receive buffers) fd's socket holds unread. */
+unsigned probe_rx_bufs(int fd);
 
 #endif
 

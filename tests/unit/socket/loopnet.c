@@ -147,6 +147,11 @@ int net_init(void)
 
 size_t loopnet_queued(void) { return wire_len; }
 
+/* The receive buffers' pressure as the socket layer asks it (netif.c's on
+ * the guest): a test sets it. */
+bool loopnet_memory_short;
+bool net_rx_memory_short(void) { return loopnet_memory_short; }
+
 /* Copy one frame into a pool pbuf and give it to lwIP's IP input. */
 static bool input_frame(const struct frame *f)
 {

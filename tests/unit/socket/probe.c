@@ -74,3 +74,15 @@ int probe_egress_strays(void)
 }
 
 uint64_t probe_sockets_open(void) { return net_socket_counters.sockets_open; }
+
+unsigned probe_rx_bufs(int fd)
+{
+	struct sock *s = probe_sock(fd);
+	assert_non_null(s);
+	/* The count the layer keeps must be the chain's. */
+	unsigned n = 0;
+	for (struct pbuf *p = s->rx; p; p = p->next)
+		n++;
+	assert_int_equal(n, s->rx_bufs);
+	return n;
+}
