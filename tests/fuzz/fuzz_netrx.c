@@ -9,11 +9,14 @@
  * (netrx/device.c); the kernel is host stand-ins (netrx/host.c). The
  * interface is 10.0.0.2/24 with MAC 52:54:00:12:34:56.
  *
- * Input: one configuration byte, one device byte (how the simulated device
- * handles notifications: DEV_MISS_* in netrx/netrx.h; 0 is QEMU's way, the
- * other modes lose notifications as issue 12's race does, which the driver
- * must repair), then records of
+ * Input: one configuration byte, one device byte (bits 0x0f: how the
+ * simulated device handles notifications: DEV_MISS_* in netrx/netrx.h; 0 is
+ * QEMU's way, the other modes lose notifications as issue 12's race does,
+ * which the driver must repair; bit 0x80: the records are extended, below;
+ * the other bits are ignored), then records of
  *     ctl (1 byte) | len (2 bytes, little-endian) | bytes
+ * or, extended,
+ *     ctl (1 byte) | xctl (1 byte) | repeat (1 byte) | len (2 bytes) | bytes
  * where bytes are what the device writes into the next receive buffer (the
  * 12-byte virtio_net_hdr, then an Ethernet frame; more than a buffer holds
  * goes on into the next ones, as a merged TCP segment does) and len is the
@@ -24,13 +27,39 @@
  *     0x01  fix the frame's IPv4 header checksum and its TCP/UDP/ICMP checksum,
  *           and the header's num_buffers (the buffers the record fills)
  *     0x02  TCP sequence and acknowledgment numbers are relative to the
- *           connection the segment belongs to (its rcv_nxt and snd_nxt),
- *           so a fuzzer can stay in the window whatever our ISN was
+ *           connection the segment belongs to (by default its rcv_nxt and
+ *           snd_nxt; xctl picks other edges), so a fuzzer can stay in (or
+ *           just outside) the window whatever our ISN was; a segment of no
+ *           connection (a SYN to the listener) keeps its numbers
  *     0x04  the device queues the next frame before the stack polls (a batch:
  *           the action runs, but neither a poll nor time comes between this
  *           record and the next; 32 such use every receive buffer)
  *     0x38  what the application does next (enum action)
  *     0xc0  how much time passes after it: 0, 10 ms, 300 ms, 4 s
+ * The xctl bits (0 keeps a record as the plain one is):
+ *     0x03  with ctl 0x02, what the sequence number counts from (enum
+ *           seq_base): rcv_nxt; rcv_nxt + rcv_wnd, the right edge of the
+ *           window lwIP holds; rcv_nxt + rcv_ann_wnd; rcv_ann_right_edge, the
+ *           right edge last announced. "At the right edge minus 10" is base
+ *           1 and 0xfffffff6 in the segment's sequence field.
+ *     0x0c  with ctl 0x02, what the acknowledgment counts from (enum
+ *           ack_base): snd_nxt; lastack (snd_una: a duplicate ACK); snd_nxt +
+ *           snd_wnd; snd_lbb (every byte the socket handed lwIP, sent or not)
+ *     0x30  the application's reading, changed with the action (enum
+ *           reading): unchanged; stops reading (the window closes as data
+ *           arrives); reads again (the window reopens); reads one byte from
+ *           each connection (the window opens by one)
+ *     0x40  with ctl 0x02, spread the repetitions: repetition i's sequence
+ *           number is i * (its payload + 1) further on, so they land out of
+ *           order with a one-byte hole between each
+ *     0x80  time passes once, after the last repetition (else after each)
+ * and repeat says how many times the record's frame is delivered: repeat + 1
+ * for repeat < 128, else (repeat - 127) * 128 (128 to 16,384), each time
+ * with its numbers made relative afresh (1-byte segments at rcv_nxt repeated
+ * make an in-order stream). The action and the reading change run once,
+ * after the last repetition. An input's repetitions beyond its first
+ * (records, and the 50 ms steps of time they let pass, counted together)
+ * stop at REPEAT_BUDGET.
  *
  * Every input starts from the same state: no connections, empty ARP table,
  * the same "random" numbers, and the clock at the same phase of the ISN
@@ -43,8 +72,11 @@
  * Checked besides ASan/UBSan/LSan and every KASSERT and lwIP assertion: no
  * call on a non-blocking socket parks, no poll loop spins without end, every
  * frame transmitted is well-formed with valid checksums, the device is given
- * back every receive buffer, and no side of the device is left waiting for a
- * notification of entries the driver published.
+ * back every receive buffer, no side of the device is left waiting for a
+ * notification of entries the driver published, and, after every record and
+ * at the end, no connection's socket holds more than RX_PBUFS_PER_SOCKET_MAX
+ * pbufs of received data (a peer's tiny segments to an app that does not
+ * read must not pin a receive buffer each).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,6 +102,7 @@
 #include "net/lwip_hooks.h"
 #include "net/net.h"
 #include "net/net_internal.h"
+#include "net/sock.h" /* read-only: what a socket holds of received data */
 #include "tests/fuzz/netrx/netrx.h"
 
 #define MAX_RECORDS 64
@@ -79,6 +112,18 @@
 #define ECHO_PORT   7
 #define PEER_PORT   8080 /* where the app's own connections go (on 10.0.0.1) */
 #define MS          1000000ULL
+/* Repetitions past the first of each record, and the 50 ms steps of time
+ * they let pass, that one input may spend: enough for a 256 KiB window of
+ * full segments many times over, or thousands of tiny segments, and few
+ * enough that no input runs long. */
+#define REPEAT_BUDGET 8192
+/* The most pbufs of received data one connection may hold: its socket's
+ * unread chain, lwIP's refused data and out-of-order queue together. Twice
+ * a 256 KiB window of full segments (about 180; merged segments take
+ * fewer, in 2 KiB buffers), so a peer that fills the window of an app that
+ * does not read stays well under it, and one that sends the window in
+ * 1-byte segments, each pinning a whole buffer, does not. */
+#define RX_PBUFS_PER_SOCKET_MAX (2 * TCP_WND / TCP_MSS)
 
 /* The configuration byte. */
 #define CFG_LAZY_TX   0x01 /* the device completes transmissions only as time passes */
@@ -90,12 +135,33 @@
 #define CFG_ECHO3     0x40 /* answer every read three times over */
 #define CFG_BACKLOG1  0x80 /* a listen backlog of 1 */
 
+/* The device byte: the simulated device's mode (DEV_MISS_*), and the record
+ * format. */
+#define HEAD_DEV_MODE    0x7f
+#define HEAD_EXT_RECORDS 0x80
+
 /* ctl bits. */
 #define CTL_FIX_CSUM 0x01
 #define CTL_REL_SEQ  0x02
 #define CTL_BATCH    0x04
 #define CTL_ACTION(c) (((c) >> 3) & 7)
 #define CTL_TIME(c)   ((c) >> 6)
+
+/* xctl bits (extended records). */
+#define XCTL_SEQ_BASE(x) ((x) & 3)
+#define XCTL_ACK_BASE(x) (((x) >> 2) & 3)
+#define XCTL_READING(x)  (((x) >> 4) & 3)
+#define XCTL_SPREAD      0x40
+#define XCTL_TIME_ONCE   0x80
+
+enum seq_base { SEQ_RCV_NXT, SEQ_RCV_WND_EDGE, SEQ_ANN_WND_EDGE, SEQ_ANN_RIGHT_EDGE };
+enum ack_base { ACK_SND_NXT, ACK_LASTACK, ACK_SND_WND_EDGE, ACK_SND_LBB };
+enum reading {
+	READING_UNCHANGED,
+	READING_STOP,     /* the app stops reading: what arrives stays queued */
+	READING_RESUME,   /* it reads again (as CFG_SMALL_RD says), at once */
+	READING_ONE_BYTE, /* it reads one byte from each connection, once */
+};
 
 enum action {
 	ACT_NONE,
@@ -116,6 +182,7 @@ static struct {
 	int conn[MAX_CONNS];
 	int nconn;
 	int nconnects;        /* outgoing connections made by this input */
+	bool reading;         /* the app reads what arrives (CFG_NO_READ, READING_*) */
 } app;
 
 /* ---- the baseline every input must return to ----------------------------------- */
@@ -221,8 +288,43 @@ static struct tcp_pcb *pcb_of(uint32_t remote_ip_be, uint16_t sport, uint16_t dp
 	return NULL;
 }
 
-/* b: virtio-net header + Ethernet frame, n bytes. */
-static void fix_frame(uint8_t *b, size_t n, uint8_t ctl)
+/* Where xctl says a peer's sequence number counts from on `pcb`: an edge of
+ * our receive window. */
+static uint32_t seq_base(const struct tcp_pcb *pcb, enum seq_base base)
+{
+	switch (base) {
+	case SEQ_RCV_NXT:
+		return pcb->rcv_nxt;
+	case SEQ_RCV_WND_EDGE:
+		return pcb->rcv_nxt + pcb->rcv_wnd;
+	case SEQ_ANN_WND_EDGE:
+		return pcb->rcv_nxt + pcb->rcv_ann_wnd;
+	case SEQ_ANN_RIGHT_EDGE:
+		return pcb->rcv_ann_right_edge;
+	}
+	return pcb->rcv_nxt;
+}
+
+/* Where xctl says a peer's acknowledgment counts from: an edge of what we
+ * sent. */
+static uint32_t ack_base(const struct tcp_pcb *pcb, enum ack_base base)
+{
+	switch (base) {
+	case ACK_SND_NXT:
+		return pcb->snd_nxt;
+	case ACK_LASTACK:
+		return pcb->lastack;
+	case ACK_SND_WND_EDGE:
+		return pcb->snd_nxt + pcb->snd_wnd;
+	case ACK_SND_LBB:
+		return pcb->snd_lbb;
+	}
+	return pcb->snd_nxt;
+}
+
+/* b: virtio-net header + Ethernet frame, n bytes, delivered for the
+ * `repetition`th time (from 0) of its record. */
+static void fix_frame(uint8_t *b, size_t n, uint8_t ctl, uint8_t xctl, unsigned repetition)
 {
 	if (!(ctl & (CTL_FIX_CSUM | CTL_REL_SEQ)) || n < 12 + 14 + 20)
 		return;
@@ -234,13 +336,20 @@ static void fix_frame(uint8_t *b, size_t n, uint8_t ctl)
 	uint8_t *l4 = ip + ihl;
 	uint16_t l4len = (uint16_t)(whole ? total - ihl : 0);
 	if ((ctl & CTL_REL_SEQ) && ip[9] == 6 && l4len >= 20) {
-		uint32_t src;
+		uint32_t src, seq = get32(l4 + 4), ack = get32(l4 + 8);
 		memcpy(&src, ip + 12, 4);
 		struct tcp_pcb *pcb = pcb_of(src, get16(l4), get16(l4 + 2));
 		if (pcb) {
-			put32(l4 + 4, pcb->rcv_nxt + get32(l4 + 4));
-			put32(l4 + 8, pcb->snd_nxt + get32(l4 + 8));
+			seq += seq_base(pcb, (enum seq_base)XCTL_SEQ_BASE(xctl));
+			ack += ack_base(pcb, (enum ack_base)XCTL_ACK_BASE(xctl));
 		}
+		if (xctl & XCTL_SPREAD) {
+			size_t hdr = (size_t)(l4[12] >> 4) * 4;
+			uint32_t payload = (uint32_t)(hdr < l4len ? l4len - hdr : 0);
+			seq += repetition * (payload + 1);
+		}
+		put32(l4 + 4, seq);
+		put32(l4 + 8, ack);
 	}
 	if (!(ctl & CTL_FIX_CSUM))
 		return;
@@ -300,6 +409,7 @@ static bool open_listener(void)
 static void app_open(void)
 {
 	app.nconn = app.nconnects = 0;
+	app.reading = !(app.cfg & CFG_NO_READ);
 	must(open_listener(), "bind :80 at the start of an input");
 	app.udp = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
 	must(app.udp >= 0, "socket (udp)");
@@ -349,7 +459,7 @@ static bool serve_conn(int i)
 {
 	static uint8_t buf[4096];
 	int fd = app.conn[i];
-	if (app.cfg & CFG_NO_READ)
+	if (!app.reading)
 		return true;
 	size_t chunk = app.cfg & CFG_SMALL_RD ? 7 : sizeof buf;
 	for (int reads = 0; reads < 8; reads++) {
@@ -477,6 +587,66 @@ static void act(enum action a)
 	}
 }
 
+static void change_reading(enum reading r)
+{
+	switch (r) {
+	case READING_UNCHANGED:
+		break;
+	case READING_STOP:
+		app.reading = false;
+		break;
+	case READING_RESUME:
+		app.reading = true;
+		app_service();
+		break;
+	case READING_ONE_BYTE:
+		for (int i = 0; i < app.nconn;) {
+			uint8_t c;
+			ssize_t n = read(app.conn[i], &c, 1);
+			if (n == 0 || (n < 0 && errno != EAGAIN)) {
+				drop_conn(i); /* end of stream, or reset */
+				continue;
+			}
+			i++;
+		}
+		break;
+	}
+}
+
+/* ---- what a connection may hold ------------------------------------------------------- */
+
+static unsigned chain_pbufs(const struct pbuf *p)
+{
+	unsigned n = 0;
+	for (; p; p = p->next)
+		n++;
+	return n;
+}
+
+/* Every connection of the app holds at most RX_PBUFS_PER_SOCKET_MAX pbufs
+ * of received data: its socket's unread chain and, while it has a pcb,
+ * what lwIP keeps for it (refused data, the out-of-order queue). */
+static void check_rx_held(void)
+{
+	for (int i = 0; i < app.nconn; i++) {
+		int err;
+		struct sock *s = sock_of(app.conn[i], &err);
+		if (!s)
+			continue;
+		unsigned unread = chain_pbufs(s->rx), lwip = 0;
+		if (s->pcb) {
+			lwip = chain_pbufs(s->pcb->refused_data);
+			for (const struct tcp_seg *seg = s->pcb->ooseq; seg; seg = seg->next)
+				lwip += chain_pbufs(seg->p);
+		}
+		if (unread + lwip > RX_PBUFS_PER_SOCKET_MAX)
+			harness_fail("fd %d holds %u pbufs of received data (%u unread with %zu bytes, %u in lwIP), "
+				     "more than RX_PBUFS_PER_SOCKET_MAX (%u)",
+				     app.conn[i], unread + lwip, unread, s->rx_len, lwip,
+				     (unsigned)RX_PBUFS_PER_SOCKET_MAX);
+	}
+}
+
 /* ---- start and end of an input -------------------------------------------------------- */
 
 /* One period of the ISN's 4 us clock (2^32 ticks): every input starts at a
@@ -573,43 +743,98 @@ static void init_once(void)
 	snapshot_take(&baseline);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* One record of the input. */
+struct record {
+	uint8_t ctl, xctl;  /* xctl 0 for a plain record */
+	unsigned repeat;    /* deliveries of its frame */
+	uint16_t len;       /* what the device claims it wrote */
+	const uint8_t *bytes;
+	size_t n;           /* bytes the input has for it (at most len) */
+};
+
+static unsigned repeat_count(uint8_t r) { return r < 128 ? r + 1u : (r - 127u) * 128; }
+
+/* The record at data[*p], moving *p past it; false when the input ends. */
+static bool next_record(const uint8_t *data, size_t size, size_t *p, bool extended, struct record *rec)
+{
+	size_t head = extended ? 5 : 3;
+	if (*p + head > size)
+		return false;
+	const uint8_t *h = data + *p;
+	rec->ctl = h[0];
+	rec->xctl = extended ? h[1] : 0;
+	rec->repeat = extended ? repeat_count(h[2]) : 1;
+	rec->len = (uint16_t)(h[head - 2] | h[head - 1] << 8);
+	*p += head;
+	rec->n = rec->len < size - *p ? rec->len : size - *p;
+	rec->bytes = data + *p;
+	*p += rec->n;
+	return true;
+}
+
+/* Deliver a record's frame, as many times as it says and the budget allows,
+ * then the app's action and reading change and the time it asks for. */
+static void run_record(int r, const struct record *rec, unsigned *budget)
 {
 	static uint8_t frame[RECORD_MAX];
+	size_t in_buf = rec->n < RECORD_MAX ? rec->n : RECORD_MAX;
+	unsigned time_ms = time_step_ms[CTL_TIME(rec->ctl)];
+	unsigned step_cost = 1 + time_ms / 50;
+	bool batch = rec->ctl & CTL_BATCH, time_each = !(rec->xctl & XCTL_TIME_ONCE);
+	trace("record %d: ctl %02x, xctl %02x, %zu bytes, claims %u, %u times\n", r, rec->ctl, rec->xctl, in_buf,
+	      rec->len, rec->repeat);
+	for (unsigned i = 0; i < rec->repeat; i++) {
+		if (i) {
+			unsigned cost = batch || !time_each ? 1 : step_cost;
+			if (cost > *budget) {
+				trace("record %d: repeat budget spent after %u times\n", r, i);
+				break;
+			}
+			*budget -= cost;
+		}
+		memcpy(frame, rec->bytes, in_buf);
+		fix_frame(frame, in_buf, rec->ctl, rec->xctl, i);
+		dev_rx(frame, in_buf, rec->len, rec->ctl & CTL_FIX_CSUM);
+		if (batch)
+			continue;
+		pump();
+		app_service();
+		if (i + 1 < rec->repeat) {
+			pump();
+			if (time_each)
+				advance(time_ms);
+		}
+	}
+	check_rx_held();
+	act((enum action)CTL_ACTION(rec->ctl));
+	change_reading((enum reading)XCTL_READING(rec->xctl));
+	if (batch)
+		return;
+	pump();
+	advance(time_ms);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
 	init_once();
 	if (size < 2)
 		return 0;
 	trace("input: %zu bytes, configuration %02x, device %02x\n", size, data[0], data[1]);
 	host_random_reset();
-	dev_set_mode(data[1]);
+	dev_set_mode(data[1] & HEAD_DEV_MODE);
 	start_clock();
 	app.cfg = data[0];
 	app_open();
+	bool extended = data[1] & HEAD_EXT_RECORDS;
+	unsigned budget = REPEAT_BUDGET;
 	size_t p = 2;
-	for (int r = 0; r < MAX_RECORDS && p + 3 <= size; r++) {
-		uint8_t ctl = data[p];
-		uint16_t len = (uint16_t)(data[p + 1] | data[p + 2] << 8);
-		p += 3;
-		size_t n = len < size - p ? len : size - p;
-		size_t in_buf = n < RECORD_MAX ? n : RECORD_MAX;
-		memcpy(frame, data + p, in_buf);
-		p += n;
-		fix_frame(frame, in_buf, ctl);
-		trace("record %d: ctl %02x, %zu bytes, claims %u\n", r, ctl, in_buf, len);
-		dev_rx(frame, in_buf, len, ctl & CTL_FIX_CSUM);
-		if (ctl & CTL_BATCH) {
-			act((enum action)CTL_ACTION(ctl));
-			continue;
-		}
-		pump();
-		app_service();
-		act((enum action)CTL_ACTION(ctl));
-		pump();
-		advance(time_step_ms[CTL_TIME(ctl)]);
-	}
+	struct record rec;
+	for (int r = 0; r < MAX_RECORDS && next_record(data, size, &p, extended, &rec); r++)
+		run_record(r, &rec, &budget);
 	pump();
 	app_service();
 	advance(1000);
+	check_rx_held();
 	teardown();
 	return 0;
 }
