@@ -71,6 +71,14 @@ __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...)
 __attribute__((noreturn)) void kernel_exit(int status);
 void backtrace_print(uint64_t rbp, uint64_t rip);
 
+/* Two kinds of assertion. KCHECK guards memory (an index, a count about to
+ * be used, a pointer about to be followed): it holds in every build, release
+ * included, because a check that vanishes under -DNDEBUG vanishes exactly in
+ * the images that serve and are measured. KASSERT is for the costly walks
+ * (a list's consistency, a queue's order) that only debug builds afford. */
+#define KCHECK(cond) \
+	(__builtin_expect(!!(cond), 1) ? (void)0 : panic("check failed: %s at %s:%d", #cond, __FILE__, __LINE__))
+
 #ifdef NDEBUG
 #define KASSERT(cond) ((void)0)
 #else

@@ -130,7 +130,7 @@ static uint64_t *table_under(uint64_t *e)
 			panic("out of memory for page tables");
 		*e = (uint64_t)t | PTE_P | PTE_W;
 	}
-	KASSERT(!(*e & PTE_PS));
+	KCHECK(!(*e & PTE_PS));
 	return (uint64_t *)(*e & PTE_ADDR);
 }
 

@@ -112,7 +112,7 @@ int pci_msix_enable(struct pci_dev *d)
 
 void pci_msix_route(struct pci_dev *d, int entry, int vector)
 {
-	KASSERT(d->msix_table && entry >= 0 && entry < d->msix_size);
+	KCHECK(d->msix_table && entry >= 0 && entry < d->msix_size);
 	volatile uint32_t *e = &d->msix_table[entry * 4];
 	e[0] = 0xfee00000u | (lapic_id() << 12); /* this CPU, fixed delivery */
 	e[1] = 0;
@@ -121,7 +121,7 @@ void pci_msix_route(struct pci_dev *d, int entry, int vector)
 
 void pci_msix_mask(struct pci_dev *d, int entry, bool masked)
 {
-	KASSERT(d->msix_table && entry >= 0 && entry < d->msix_size);
+	KCHECK(d->msix_table && entry >= 0 && entry < d->msix_size);
 	volatile uint32_t *ctrl = &d->msix_table[entry * 4 + 3];
 	*ctrl = masked ? (*ctrl | MSIX_ENTRY_CTRL_MASK) : (*ctrl & ~MSIX_ENTRY_CTRL_MASK);
 }

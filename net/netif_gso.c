@@ -212,7 +212,7 @@ static int queue_run(struct run *r)
 	int n = 1;
 	for (int i = 0; i < r->nframes; i++)
 		n += net_frame_pieces(r->frame[i], r->l4.hdr_len, seg + n, vnet_tx_max_segs() - n);
-	KASSERT(n == r->npieces);
+	KCHECK(n == r->npieces);
 	struct vnet_tx_offload off = { .csum_start = r->l4.start, .csum_offset = TCP_SUM_AT, .gso_size = r->mss,
 				       .hdr_len = r->l4.hdr_len };
 	int frames = r->nframes;

@@ -39,8 +39,8 @@ void sock_egress_remove(struct sock *s)
 	if (!s->on_egress)
 		return;
 	/* on_egress means linked in: both neighbours (or the ends) point at s. */
-	KASSERT(s->egress_prev ? s->egress_prev->egress_next == s : sk.egress_head == s);
-	KASSERT(s->egress_next ? s->egress_next->egress_prev == s : sk.egress_tail == s);
+	KCHECK(s->egress_prev ? s->egress_prev->egress_next == s : sk.egress_head == s);
+	KCHECK(s->egress_next ? s->egress_next->egress_prev == s : sk.egress_tail == s);
 	if (s->egress_prev)
 		s->egress_prev->egress_next = s->egress_next;
 	else

@@ -224,7 +224,7 @@ int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 		block_on(accept_ready_cb, s, UINT64_MAX);
 	}
 	struct sock *c = s->pending[s->pending_head];
-	KASSERT(s->pending_count > 0 && c && s->slots[s->pending_head]->state == SS_SLOT_READY);
+	KCHECK(s->pending_count > 0 && c && s->slots[s->pending_head]->state == SS_SLOT_READY);
 	s->pending[s->pending_head] = NULL;
 	s->slots[s->pending_head]->state = SS_SLOT; /* waiting for the next */
 	s->pending_head = (s->pending_head + 1) % s->backlog;

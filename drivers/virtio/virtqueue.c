@@ -94,7 +94,7 @@ uint16_t vq_num_free(const struct virtqueue *vq) { return vq->num_free; }
 int vq_add(struct virtqueue *vq, const struct vq_buf *bufs, int nout, int nin, void *cookie)
 {
 	int n = nout + nin;
-	KASSERT(n > 0 && cookie != NULL);
+	KCHECK(n > 0 && cookie != NULL);
 	if (n > vq->num_free)
 		return -1;
 	uint16_t head = vq->free_head, i = head, last = head;
@@ -221,7 +221,7 @@ static void free_chain(struct virtqueue *vq, uint16_t head)
 	vq->free_head = head;
 	vq->num_free = (uint16_t)(vq->num_free + vq->chain_len[head]);
 	vq->cookie[head] = NULL;
-	KASSERT(vq->num_free <= vq->size);
+	KCHECK(vq->num_free <= vq->size);
 }
 
 int vq_get_used(struct virtqueue *vq, void **cookie, uint32_t *len)
