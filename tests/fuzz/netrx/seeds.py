@@ -3,17 +3,29 @@
 
     python3 tests/fuzz/netrx/seeds.py tests/fuzz/corpus/netrx
 
-Each seed is what tests/fuzz/fuzz_netrx.c reads: a configuration byte, a
-device byte (DEV_MISS_* of tests/fuzz/netrx/netrx.h; 0: notifications as QEMU
-handles them), then records of ctl (1 byte), len (2 bytes, little-endian) and the bytes a device
-writes into a receive buffer: the 12-byte virtio_net_hdr (num_buffers 1),
-then an Ethernet frame. The peer is 10.0.0.1 (52:54:00:ab:cd:ef); the guest
-is 10.0.0.2 (52:54:00:12:34:56), TCP port 80 and UDP port 7 listening.
+Each seed is what tests/fuzz/fuzz_netrx.c reads (its header comment is the
+format's reference): a configuration byte, a device byte (DEV_MISS_* of
+tests/fuzz/netrx/netrx.h; 0: notifications as QEMU handles them; 0x80: the
+records are extended), then records of ctl (1 byte), len (2 bytes,
+little-endian) and the bytes a device writes into a receive buffer: the
+12-byte virtio_net_hdr (num_buffers 1), then an Ethernet frame. An extended
+record has two more bytes after ctl: xctl (the edges of the window the
+numbers count from, the app's reading, how repetitions spread and pass time)
+and repeat (how many times the frame is delivered). The peer is 10.0.0.1
+(52:54:00:ab:cd:ef); the guest is 10.0.0.2 (52:54:00:12:34:56), TCP port 80
+and UDP port 7 listening.
 
 Segments of a connection carry sequence numbers relative to it (ctl 0x02,
-offsets from our rcv_nxt and snd_nxt) with checksums fixed by the harness
-(0x01), since our ISN is not known here; everything else is a valid frame as
-it stands, checksums included, so mutations start from frames that get in.
+offsets from our rcv_nxt and snd_nxt, or the edges xctl names) with
+checksums fixed by the harness (0x01), since our ISN is not known here;
+everything else is a valid frame as it stands, checksums included, so
+mutations start from frames that get in.
+
+Two seeds crash the code they were written against, on purpose: they are
+issue 36's bugs, and their replays in make test-unit fail until the fixes
+land: ooseq_beyond_window and ooseq_beyond_window_scaled (lwIP's "tcp_receive:
+ooseq tcplen > rcv_wnd"), tiny_segments_no_read (the harness's bound on the
+pbufs one socket holds, RX_PBUFS_PER_SOCKET_MAX).
 """
 import os
 import struct
@@ -26,6 +38,11 @@ PEER_IP = bytes([10, 0, 0, 1])
 BROADCAST = b"\xff" * 6
 
 FIX_CSUM, REL_SEQ, BATCH = 0x01, 0x02, 0x04
+EXT_RECORDS = 0x80  # in the device byte
+SEQ_BASE = {"rcv_nxt": 0, "rcv_wnd_edge": 1, "ann_wnd_edge": 2, "ann_right_edge": 3}
+ACK_BASE = {"snd_nxt": 0, "lastack": 1, "snd_wnd_edge": 2, "snd_lbb": 3}
+READING = {None: 0, "stop": 1, "resume": 2, "one_byte": 3}
+SPREAD, TIME_ONCE = 0x40, 0x80
 MISS_TX, MISS_RX, MISS_IRQ, MISS_ALTERNATE = 0x01, 0x02, 0x04, 0x08
 ACT = {"none": 0, "close": 1, "shut_wr": 2, "shut_rd": 3, "write_big": 4, "connect": 5,
        "query": 6, "relisten": 7}
@@ -65,8 +82,10 @@ def l4_csum(proto, seg, src=PEER_IP, dst=GUEST_IP):
     return csum(src + dst + struct.pack("!BBH", 0, proto, len(seg)) + seg)
 
 
-def tcp(sport, dport, seq, ack, flags, payload=b"", window=65535, mss=None):
+def tcp(sport, dport, seq, ack, flags, payload=b"", window=65535, mss=None, wscale=None):
     opts = struct.pack("!BBH", 2, 4, mss) if mss else b""
+    if wscale is not None:
+        opts += struct.pack("!BBBB", 1, 3, 3, wscale)  # a NOP, then the option
     off = (20 + len(opts)) // 4
     hdr = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, off << 4, flags,
                       window, 0, 0) + opts
@@ -110,6 +129,25 @@ def record(frame, ctl=0, action="none", time_ms=0, num_buffers=1, hdr=None):
     return struct.pack("<BH", ctl | (ACT[action] << 3) | TIME[time_ms], len(data)) + data
 
 
+def repeat_byte(n):
+    """The repeat byte that delivers a frame n times (fuzz_netrx.c's
+    repeat_count: 1 to 128 exactly, then multiples of 128)."""
+    if 1 <= n <= 128:
+        return n - 1
+    assert n % 128 == 0 and n <= 16384, n
+    return 127 + n // 128
+
+
+def xrecord(frame, ctl=0, action="none", time_ms=0, seq="rcv_nxt", ack="snd_nxt", reading=None,
+            spread=False, time_once=False, repeat=1, num_buffers=1, hdr=None):
+    """An extended record (the input's device byte has EXT_RECORDS)."""
+    data = (hdr if hdr is not None else vnet_hdr(num_buffers)) + frame
+    xctl = (SEQ_BASE[seq] | ACK_BASE[ack] << 2 | READING[reading] << 4 | (SPREAD if spread else 0) |
+            (TIME_ONCE if time_once else 0))
+    return struct.pack("<BBBH", ctl | (ACT[action] << 3) | TIME[time_ms], xctl, repeat_byte(repeat),
+                       len(data)) + data
+
+
 def rel(sport, dport, flags, payload=b"", seq=0, ack=0, **kw):
     """A segment of an existing connection, numbers relative to it."""
     return tcp(sport, dport, seq, ack, flags, payload, **kw)
@@ -126,8 +164,115 @@ def handshake(sport):
     ]
 
 
-def seeds():
+def xhandshake(sport, mss=1460, wscale=None, window=65535):
+    """A handshake in extended records."""
+    return [
+        xrecord(tcp(sport, 80, PEER_ISN, 0, SYN, mss=mss, wscale=wscale, window=window)),
+        xrecord(rel(sport, 80, ACK, window=window), FIX_CSUM | REL_SEQ),
+    ]
+
+
+def window_seeds():
+    """Issue 36: segments at the edges of the windows, out of order and
+    overlapping, zero windows both ways, an app that stops reading."""
     s = {}
+    X = head(0, EXT_RECORDS)
+    XNR = head(0x20, EXT_RECORDS)  # the app never reads
+    REL = FIX_CSUM | REL_SEQ
+    mss = bytes(range(256)) * 5 + bytes(range(180))  # 1460 bytes
+    kb = bytes(range(250)) * 4
+    # (a) An out-of-order segment of 1,000 bytes starting 10 short of the
+    # right edge is queued whole; in-order segments then fill the gap (the
+    # last is cut where the queued one starts) and lwIP adds the queued one
+    # to a window 10 bytes wide: "tcp_receive: ooseq tcplen > rcv_wnd".
+    s["ooseq_beyond_window"] = (XNR + xrecord(arp_request()) + b"".join(xhandshake(41000)) +
+                                xrecord(rel(41000, 80, ACK, kb, seq=-10), REL, seq="rcv_wnd_edge") +
+                                xrecord(rel(41000, 80, ACK, mss), REL, repeat=64))
+    # The same with a scaled window (256 KiB), the app reading at first and
+    # stopping by its action.
+    s["ooseq_beyond_window_scaled"] = (X + xrecord(arp_request()) + b"".join(xhandshake(41001, wscale=7)) +
+                                       xrecord(rel(41001, 80, PSH | ACK, GET), REL, time_ms=10, reading="stop") +
+                                       xrecord(rel(41001, 80, ACK, kb, seq=-10), REL, seq="rcv_wnd_edge") +
+                                       xrecord(rel(41001, 80, ACK, mss), REL, repeat=256))
+    # (b) 1-byte segments, in order, to an app that does not read: each
+    # holds a whole receive buffer (or pool pbuf) in the socket's queue.
+    s["tiny_segments_no_read"] = (XNR + xrecord(arp_request()) + b"".join(xhandshake(41002)) +
+                                  xrecord(rel(41002, 80, ACK, b"x"), REL, repeat=1024))
+    # Stop, a few hundred tiny segments, read one byte, then read again:
+    # the window closes, opens by one (not announced), then reopens.
+    s["tiny_segments_resume"] = (X + xrecord(arp_request()) + b"".join(xhandshake(41003, wscale=2)) +
+                                 xrecord(rel(41003, 80, PSH | ACK, GET), REL, reading="stop", time_ms=10) +
+                                 xrecord(rel(41003, 80, ACK, b"y"), REL, repeat=128, reading="one_byte") +
+                                 xrecord(rel(41003, 80, ACK, b"z"), REL, repeat=100, time_ms=300,
+                                         reading="resume") +
+                                 xrecord(rel(41003, 80, FIN | ACK), REL, time_ms=300))
+    # Our window closes: the app stops reading and the peer fills the
+    # window; its probes (a byte at rcv_nxt, and one at rcv_nxt - 1 as
+    # Linux probes) come every 300 ms and are answered, not taken; the app
+    # reads again, the window update goes out, and the probed byte is
+    # taken when sent again.
+    s["zero_window_probes_in"] = (XNR + xrecord(arp_request()) + b"".join(xhandshake(41004)) +
+                                  xrecord(rel(41004, 80, ACK, mss), REL, repeat=48) +
+                                  xrecord(rel(41004, 80, ACK, b"p"), REL, time_ms=300, repeat=4) +
+                                  xrecord(rel(41004, 80, ACK, seq=-1), REL, time_ms=300, repeat=3) +
+                                  xrecord(rel(41004, 80, ACK, b"p"), REL, time_ms=10, reading="resume") +
+                                  xrecord(rel(41004, 80, ACK, b"p"), REL, time_ms=10) +
+                                  xrecord(rel(41004, 80, RST), REL))
+    # The peer's window closes: the app writes 64 KiB, the peer acknowledges
+    # part with a zero window, our probes go out as time passes (acknowledged,
+    # still zero), then the window opens and the rest flows.
+    s["zero_window_probes_out"] = (X + xrecord(arp_request()) + b"".join(xhandshake(41005, wscale=0)) +
+                                   xrecord(rel(41005, 80, PSH | ACK, GET), REL, action="write_big", time_ms=10) +
+                                   xrecord(rel(41005, 80, ACK, window=0), REL, time_ms=4000) +
+                                   xrecord(rel(41005, 80, ACK, window=0), REL, time_ms=4000, repeat=3) +
+                                   xrecord(rel(41005, 80, ACK, window=0, ack=1), REL, ack="lastack", time_ms=300) +
+                                   xrecord(rel(41005, 80, ACK, window=65535), REL, time_ms=10, repeat=16) +
+                                   xrecord(rel(41005, 80, FIN | ACK), REL, ack="snd_lbb", time_ms=300))
+    # Overlaps: a retransmission that starts 5 bytes back, an exact
+    # duplicate, out-of-order pieces overlapping each other and one covering
+    # two, 1-byte pieces with holes between them (more than lwIP's 16-pbuf
+    # out-of-order limit), then in-order data over the first pieces up to
+    # the 1-byte ones; three duplicate ACKs after the echo and a write (fast
+    # retransmit), an ACK beyond snd_nxt, and segments that each repeat the
+    # last 100 bytes taken.
+    s["overlapping_retransmissions"] = (
+        X + xrecord(arp_request()) + b"".join(xhandshake(41006)) +
+        xrecord(rel(41006, 80, PSH | ACK, b"0123456789"), REL) +
+        xrecord(rel(41006, 80, PSH | ACK, b"56789abcde", seq=-5), REL) +
+        xrecord(rel(41006, 80, PSH | ACK, b"abcde", seq=-5), REL) +
+        xrecord(rel(41006, 80, ACK, kb[:50], seq=100), REL) +
+        xrecord(rel(41006, 80, ACK, kb[:50], seq=120), REL) +
+        xrecord(rel(41006, 80, ACK, kb[:100], seq=90), REL) +
+        xrecord(rel(41006, 80, ACK, b"h", seq=300), REL, spread=True, repeat=24) +
+        xrecord(rel(41006, 80, ACK, kb[:300]), REL, action="write_big") +
+        xrecord(rel(41006, 80, ACK), REL, ack="lastack", repeat=3, time_ms=10) +
+        xrecord(rel(41006, 80, ACK, ack=1460), REL, ack="snd_wnd_edge", time_ms=300) +
+        xrecord(rel(41006, 80, ACK, kb[:200], seq=-100), REL, time_ms=10, repeat=8))
+    # FINs at and beyond the right edge, which lwIP must not take; one
+    # out of order inside the window; then in-order data up to it.
+    s["fin_beyond_window"] = (XNR + xrecord(arp_request()) + b"".join(xhandshake(41007)) +
+                              xrecord(rel(41007, 80, FIN | ACK), REL, seq="rcv_wnd_edge") +
+                              xrecord(rel(41007, 80, FIN | ACK, seq=1), REL, seq="ann_right_edge") +
+                              xrecord(rel(41007, 80, FIN | ACK, kb[:100], seq=-50), REL, seq="rcv_wnd_edge") +
+                              xrecord(rel(41007, 80, FIN | ACK, seq=2000), REL, time_ms=10) +
+                              xrecord(rel(41007, 80, ACK, mss[:1000]), REL, repeat=2, time_ms=10) +
+                              xrecord(rel(41007, 80, ACK, mss[:1000], seq=-1000), REL, seq="ann_wnd_edge",
+                                      time_ms=300))
+    # RSTs at the edges: at the right edge, one past it, one short of it
+    # and one byte before rcv_nxt (each answered by an ACK or ignored),
+    # then one at rcv_nxt, which ends the connection.
+    s["rst_window_edges"] = (X + xrecord(arp_request()) + b"".join(xhandshake(41008, wscale=3)) +
+                             xrecord(rel(41008, 80, PSH | ACK, GET), REL, time_ms=10) +
+                             xrecord(rel(41008, 80, RST), REL, seq="rcv_wnd_edge") +
+                             xrecord(rel(41008, 80, RST, seq=1), REL, seq="rcv_wnd_edge") +
+                             xrecord(rel(41008, 80, RST, seq=-1), REL, seq="ann_right_edge") +
+                             xrecord(rel(41008, 80, RST | ACK, seq=-1), REL, time_ms=10) +
+                             xrecord(rel(41008, 80, RST), REL, time_ms=10))
+    return s
+
+
+def seeds():
+    s = window_seeds()
     s["syn"] = head(0) + record(tcp(40000, 80, PEER_ISN, 0, SYN, mss=1460))
     s["arp_request"] = head(0) + record(arp_request())
     s["udp_echo"] = head(0) + record(arp_request()) + record(udp(5353, 7, b"hello, echo\n"), time_ms=10)
