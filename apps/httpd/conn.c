@@ -18,8 +18,8 @@
 
 #include "httpd.h"
 
-#include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -100,17 +100,28 @@ static void consume(struct conn *c, size_t n)
 	c->in_len -= n;
 }
 
-/* Puts bytes behind what out[] already holds. */
-static void queue_out(struct conn *c, const char *p, size_t n)
+/*
+ * Puts bytes behind what out[] already holds. What is queued (the rest of a
+ * 100 Continue, a head of at most HTTP_HEAD_MAX, a fixed body) fits in
+ * PENDING_MAX by the sizes http.h and httpd.h set; the check holds in every
+ * build so that a change to one of them cannot write past out[]. false: the
+ * bytes do not fit, and the caller ends the connection.
+ */
+static bool queue_out(struct conn *c, const char *p, size_t n)
 {
 	if (c->out_off) {
 		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
 		c->out_len -= c->out_off;
 		c->out_off = 0;
 	}
-	assert(c->out_len + n <= PENDING_MAX);
+	if (c->out_len > PENDING_MAX || n > PENDING_MAX - c->out_len) {
+		fprintf(stderr, "httpd: %zu bytes of answer do not fit behind %zu pending: "
+			"connection closed\n", n, c->out_len);
+		return false;
+	}
 	memcpy(c->out + c->out_len, p, n);
 	c->out_len += n;
+	return true;
 }
 
 /* Wrote n bytes. */
@@ -183,9 +194,10 @@ static int start_answer(struct server *srv, struct conn *c, const struct http_re
 				 : (size_t)resp->body_len;
 	if (conn_sending(c) && c->out_len) {
 		/* A 100 Continue is still going out: queue behind it. */
-		queue_out(c, head, hlen);
-		if (blen && !generated)
-			queue_out(c, resp->body, blen);
+		if (!queue_out(c, head, hlen))
+			return -1;
+		if (blen && !generated && !queue_out(c, resp->body, blen))
+			return -1;
 		return flush_output(srv, c);
 	}
 	iov[0].iov_base = head;
@@ -207,15 +219,16 @@ static int start_answer(struct server *srv, struct conn *c, const struct http_re
 	if (sent)
 		wrote(srv, c, sent);
 	if (sent < hlen) {
-		queue_out(c, head + sent, hlen - sent);
+		if (!queue_out(c, head + sent, hlen - sent))
+			return -1;
 		sent = 0;
 	} else {
 		sent -= hlen;
 	}
 	if (generated)
 		c->gen_off = sent; /* the rest is made again from there */
-	else if (sent < blen)
-		queue_out(c, resp->body + sent, blen - sent);
+	else if (sent < blen && !queue_out(c, resp->body + sent, blen - sent))
+		return -1;
 	if (c->gen_off < c->gen_end && sent == blen && blen)
 		return flush_output(srv, c); /* a long body: go on while the socket takes it */
 	return 0;
@@ -250,7 +263,8 @@ static int take_request(struct server *srv, struct conn *c, const struct http_re
 	/* The client waits (about a second, for curl) unless told to go on;
 	 * when body bytes came already, it did not wait (RFC 9110 10.1.1). */
 	if (req->expect_continue && c->in_len == 0) {
-		queue_out(c, HTTP_CONTINUE, HTTP_CONTINUE_LEN);
+		if (!queue_out(c, HTTP_CONTINUE, HTTP_CONTINUE_LEN))
+			return -1;
 		return flush_output(srv, c);
 	}
 	return 0;

@@ -40,7 +40,7 @@ void ready_free(struct ready *r);
 /* Watches fd for `events` from the next wait on. 0, or -1 with errno. */
 int ready_add(struct ready *r, int fd, short events);
 /* What fd waits for from the next wait on (0: only errors and hang-ups).
- * Cheap when unchanged. 0, or -1 with errno (epoll only). */
+ * Cheap when unchanged. 0, or -1 with errno (EBADF: fd is not watched). */
 int ready_want(struct ready *r, int fd, short events);
 /* Stops watching fd; call it before closing fd. */
 void ready_del(struct ready *r, int fd);

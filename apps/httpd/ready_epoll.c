@@ -16,7 +16,6 @@
 
 #include "ready.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -131,9 +130,13 @@ int ready_add(struct ready *r, int fd, short events)
 
 int ready_want(struct ready *r, int fd, short events)
 {
-	struct ready_fd *f = &r->fds[fd];
+	struct ready_fd *f;
 
-	assert((size_t)fd < r->fd_cap && f->watched);
+	if (fd < 0 || (size_t)fd >= r->fd_cap || !r->fds[fd].watched) { /* in every build */
+		errno = EBADF;
+		return -1;
+	}
+	f = &r->fds[fd];
 	if (f->want == events)
 		return 0;
 	if (control(r, EPOLL_CTL_MOD, fd, events) < 0)
@@ -144,7 +147,8 @@ int ready_want(struct ready *r, int fd, short events)
 
 void ready_del(struct ready *r, int fd)
 {
-	assert((size_t)fd < r->fd_cap && r->fds[fd].watched);
+	if (fd < 0 || (size_t)fd >= r->fd_cap || !r->fds[fd].watched)
+		return; /* nothing to remove; fds[] is not indexed by a stranger */
 	r->fds[fd].watched = false; /* the close that follows leaves the kernel's set */
 	r->n--;
 }
