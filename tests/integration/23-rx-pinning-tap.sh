@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Receive memory pinned by one connection (tap back-end; issue 36, item 3): a
+# hostile client, made by hand (lib/rawtcp.py), asks httpd for
+# /bytes/1073741824 while advertising a zero window (the answer cannot go out,
+# so httpd reads nothing more), then sends 3,000 one-byte segments in order,
+# in bursts well inside the guest's window. Each held a whole receive buffer
+# in the socket's queue: the guest acknowledged as many as its reserve of
+# lent buffers and its pbuf pool hold (768 + 1,024), then had no buffer for
+# any frame and answered nobody, other clients included, until httpd's
+# deadline dropped that connection. A guest that copies small pieces together holds
+# those 3,000 bytes in a few buffers, so the attacker goes on with pieces
+# such copying cannot merge: 1- and 1,400-byte segments by turns, up to the
+# window's right edge. Now the guest stops taking the attacker's bytes at a
+# bound of buffers and counts what it refused; while the attacker's
+# connection is still open and holding what it got in, other clients are
+# answered; after the attacker's reset it serves on; at exit every socket is
+# freed and every pool is back. Runs against httpd.elf, and against the
+# release build httpd-all.elf when it has been built.
+set -uo pipefail
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
+. "$ROOT/tests/integration/lib/net.sh"
+command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
+
+# The guard's counter on the console at exit (net/stats.c): the line it is on
+# and its name before the number (segments refused because one socket held
+# its most receive buffers).
+GUARD_LINE='^net: guards:' GUARD_NAME='rx cap refused'
+
+# On a failure: a guest still running is asked for its counters (Ctrl-T on
+# its console input); the console's last lines, any panic, then FAIL.
+guest_failed() {
+	if guest_alive "$UK_PID"; then
+		printf '\x14' >&"$GUEST_CONSOLE_FD"
+		guest_wait_console "$UK_TMP/console" '^pools:' 10 "$UK_PID" || true
+	fi
+	tr -d '\r' <"$UK_TMP/console" >"$UK_TMP/c"
+	tail -n 40 "$UK_TMP/c"
+	grep -m1 '^panic:' "$UK_TMP/c" && fail "$1: the guest panicked"
+	fail "$1"
+}
+
+attack() {
+	local image=$1 n
+	echo "== $(basename "$image")"
+	guest_console_in "$FIFO_DIR/console-in" || fail "no fifo for the console input"
+	# Deadlines (-t, -w) far beyond the test: the attacker's connection
+	# stays until its own reset.
+	uk_tap_start "$image" "-p 80 -s -t 60 -w 60"
+	guest_wait_http "$UK_URL/" 60 "$UK_PID" || guest_failed "no HTTP answer"
+
+	"${NET_EXEC[@]}" python3 - "$NETNS_TAP" "$NETNS_GUEST_IP" "$ROOT/tests/integration/lib" "$UK_TMP/console" <<'PY' || guest_failed "receive-pinning attack"
+import subprocess, sys
+tap, host, lib, console = sys.argv[1:5]
+sys.path.insert(0, lib)
+from rawtcp import Connection, Link, neighbour_address, seq_add, seq_diff
+
+def panicked():
+    with open(console, errors="replace") as f:
+        return any(line.startswith("panic:") for line in f)
+
+def served(when):
+    out = subprocess.run(["curl", "-s", "-m", "10", f"http://{host}/"], capture_output=True).stdout
+    if not out.endswith(b"a poll()-based server.\n"):
+        sys.exit(f"{when}: another client got no answer ({out[:60]!r})")
+
+c = Connection(Link(tap, neighbour_address(host), host), 80, wscale=7)
+c.connect(window=0)
+c.send(b"GET /bytes/1073741824 HTTP/1.1\r\nHost: x\r\n\r\n", window=0)
+if not c.wait_acked(c.snd_nxt, 10):
+    sys.exit("the request was never acknowledged")
+base, right = c.snd_nxt, c.right_edge()
+print(f"request acknowledged under a zero window; the guest's window {seq_diff(right, base)} bytes")
+
+# One byte a segment, 32 at a time (lib/rawtcp.py's push: each burst from
+# where the guest's ack stands; three bursts in a row that move it no
+# further mean the guest stopped taking them).
+TOTAL = 3000
+acked = c.push(base, [1] * TOTAL, fill=b"b", burst=32, stop=panicked)
+print(f"the guest acknowledged {acked} of {TOTAL} one-byte segments")
+if panicked():
+    sys.exit("the guest panicked under the attack")
+
+# A guest that copies small pieces together holds those 3,000 bytes in a
+# few buffers. Then pieces it cannot merge so: 1 byte and 1,400 bytes by
+# turns, up to the right edge of the window it advertised. Each takes a
+# buffer of its own (a small piece behind a large one starts a new copy), so
+# the socket reaches its bound of buffers well inside the window: from there
+# the guest refuses (does not acknowledge) them, and counts it.
+if acked == TOTAL:
+    start = seq_add(base, TOTAL)
+    room = seq_diff(right, start)
+    sizes, used = [], 0
+    while used + (1 if len(sizes) % 2 == 0 else 1400) <= room:
+        sizes.append(1 if len(sizes) % 2 == 0 else 1400)
+        used += sizes[-1]
+    more = c.push(start, sizes, fill=b"m", burst=32, stop=panicked)
+    print(f"then 1- and 1,400-byte segments by turns: the guest acknowledged {more} of {used} bytes "
+          f"({len(sizes)} segments)")
+    if panicked():
+        sys.exit("the guest panicked under the attack")
+
+for _ in range(3):
+    served("the attacker's connection holding")
+print("3 other clients served while the attacker's connection holds its data")
+c.reset()
+served("after the attacker's reset")
+print("served after the attacker's reset")
+PY
+
+	uk_tap_stop
+	[ "$UK_RC" = 0 ] || fail "exit status $UK_RC"
+	! grep '^panic:' "$UK_TMP/console" || fail "the guest panicked"
+	grep -Eq '^sockets: open 0,' "$UK_TMP/console" || fail "sockets left open"
+	grep -Eq '^pools: .*PBUF_POOL 0;.* rx-lent 0; tcp-sockets 0 udp-sockets 0;' "$UK_TMP/console" ||
+		fail "pools not back at exit"
+	n=$(sed -nE "/$GUARD_LINE/s/.*$GUARD_NAME ([0-9]+).*/\1/p" "$UK_TMP/console")
+	echo "counted: $GUARD_NAME ${n:-(no such counter)}"
+	[ "${n:-0}" -ge 1 ] || fail "no attacker's segment counted as refused ($GUARD_LINE ... $GUARD_NAME N)"
+}
+
+FIFO_DIR=$(mktemp -d)
+trap 'rm -rf "$FIFO_DIR"' EXIT
+images=("$ROOT/$BUILD/apps/httpd.elf")
+if [ -f "$ROOT/$BUILD/apps/httpd-all.elf" ]; then
+	images+=("$ROOT/$BUILD/apps/httpd-all.elf")
+else
+	echo "(no $BUILD/apps/httpd-all.elf: the release build is not attacked)"
+fi
+for image in "${images[@]}"; do
+	(attack "$image") || exit $?
+done
+echo "all good"
