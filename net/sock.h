@@ -40,9 +40,12 @@
 #define SNDBUF_MAX     (256 * 1024)
 /* What one socket's receive queue may hold (sock_rx.c). A piece of up to
  * SOCK_RX_COPY_MAX bytes behind unread data is copied into chunks of
- * SOCK_RX_CHUNK bytes, so every buffer queued is at least half full and a
- * whole window takes at most about TCP_WND / 1024 of them; the bound leaves
- * room above that. Under memory pressure a socket keeps SOCK_RX_BUFS_FAIR. */
+ * SOCK_RX_CHUNK bytes, so a run of small pieces takes a buffer per 2 KiB.
+ * Larger pieces are queued as they came, at least 1 KiB a buffer: a window
+ * of those alone takes at most TCP_WND / 1024 buffers, and the bound leaves
+ * a little room above that. Small and large pieces alternated could take
+ * two buffers per 1 KiB; the bound refuses them. Under memory pressure a
+ * socket keeps SOCK_RX_BUFS_FAIR. */
 #define SOCK_RX_COPY_MAX  1024
 #define SOCK_RX_CHUNK     2048
 #define SOCK_RX_BUFS_MAX  (TCP_WND / 1024 + 16)

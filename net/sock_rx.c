@@ -12,14 +12,17 @@
  *  - Small pieces are copied, not queued: a piece of up to SOCK_RX_COPY_MAX
  *    bytes that arrives behind unread data goes into the free room of the
  *    queue's last chunk (a heap pbuf of SOCK_RX_CHUNK bytes this file made)
- *    or a new one, and its own buffer goes back at once. A queue then holds
- *    at most about two buffers per SOCK_RX_CHUNK bytes of window, whatever
- *    the segment sizes. The first piece of an empty queue (a request, the
- *    common case) is queued as it came, with no copy.
- *  - A socket holds at most SOCK_RX_BUFS_MAX buffers: more is refused. lwIP
- *    then keeps that piece (its refused_data, already acknowledged) and drops
- *    the peer's later segments unacknowledged until the application reads;
- *    the peer sends them again. Each refusal is counted.
+ *    or a new one, and its own buffer goes back at once: a run of small
+ *    pieces takes one buffer per SOCK_RX_CHUNK bytes. Larger pieces are
+ *    queued as they came (at least SOCK_RX_COPY_MAX bytes a buffer). The
+ *    first piece of an empty queue (a request, the common case) is queued
+ *    as it came, with no copy.
+ *  - A socket holds at most SOCK_RX_BUFS_MAX buffers (small and large
+ *    pieces alternated would otherwise take two per 1 KiB): more is
+ *    refused. lwIP then keeps that piece (its refused_data, already
+ *    acknowledged) and drops the peer's later segments unacknowledged
+ *    until the application reads; the peer sends them again. Each refusal
+ *    is counted.
  *  - Under memory pressure (most receive buffers in use, netif.c says) a
  *    socket that already holds more than SOCK_RX_BUFS_FAIR buffers is refused
  *    too, so that the rest stay for other connections.
