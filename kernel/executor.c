@@ -33,7 +33,6 @@
  * not per turn.
  */
 #include <errno.h>
-#include <string.h>
 #include "arch.h"
 #include "kernel.h"
 #include "spinwin.h"
@@ -64,19 +63,16 @@ void executor_set_source(const struct wait_source *src)
 	 * on hardware. Under TCG a park costs no exit, and a longer spin would
 	 * take the host CPU that the emulated device and the client need. */
 	bool tcg = cpu_hypervisor() == HYPERVISOR_TCG;
-	long base_us = kernel_option_long("spin_us", SPIN_NS_DEFAULT / 1000);
-	long max_us = kernel_option_long("spin_max_us", tcg ? base_us : SPIN_MAX_NS_DEFAULT / 1000);
-	if (base_us < 0)
-		base_us = 0;
-	spin_window_init(&spin, (uint64_t)base_us * 1000, max_us > 0 ? (uint64_t)max_us * 1000 : 0);
-	const char *opt = kernel_option("spin_relax");
-	if (opt && !strcmp(opt, "pause"))
+	long base_us = kopt_number(KOPT_SPIN_US);
+	long max_us = kopt_number_or(KOPT_SPIN_MAX_US, tcg ? base_us : SPIN_MAX_NS_DEFAULT / 1000);
+	spin_window_init(&spin, (uint64_t)base_us * 1000, (uint64_t)max_us * 1000);
+	if (kopt_is(KOPT_SPIN_RELAX, "pause"))
 		relax = RELAX_PAUSE;
-	else if (opt && !strcmp(opt, "barrier"))
+	else if (kopt_is(KOPT_SPIN_RELAX, "barrier"))
 		relax = RELAX_BARRIER;
 	else
 		relax = tcg ? RELAX_BARRIER : RELAX_PAUSE;
-	if (kernel_option("verbose"))
+	if (kopt_flag(KOPT_VERBOSE))
 		kprintf("executor: spin %lu us (at most %lu), relax %s (hypervisor %s)\n",
 			spin.base_ns / 1000, spin.max_ns / 1000, relax == RELAX_PAUSE ? "pause" : "barrier",
 			cpu_hypervisor_name(cpu_hypervisor()));

@@ -286,10 +286,9 @@ int fd_lookup(int fd, const struct file_ops **ops, void **obj); /* 0 or -EBADF *
 void fd_release(int fd);
 int fd_count_open(void); /* descriptors in use (the console's three included) */
 
-/* ---- command line ---------------------------------------------------------- */
-/* The value of kernel option `key` (from `key=value` before `--`), "" for a bare
- * flag, NULL when absent. */
-const char *kernel_option(const char *key);
-long kernel_option_long(const char *key, long dflt);
+/* ---- kernel options (`key=value` before `--`) -------------------------------
+ * Declared in one table, checked at boot, read through typed accessors:
+ * kopt_flag(KOPT_VERBOSE), kopt_number(KOPT_VNET_REPAIR), ... */
+#include "options.h"
 
 #endif

@@ -4,7 +4,8 @@ KERNEL_SRCS := kernel/start.S kernel/isr.S kernel/main.c kernel/cpu.c kernel/tra
                kernel/symbols.c kernel/console.c kernel/memmap.c kernel/physmem.c kernel/mem.c \
                kernel/clock.c kernel/lapic.c kernel/ioapic.c kernel/timerq.c kernel/timer.c \
                kernel/pci.c kernel/cmdline.c kernel/fd.c kernel/syscalls.c kernel/stats.c \
-               kernel/executor.c kernel/spinwin.c kernel/trace.c kernel/poll.c kernel/signal.c
+               kernel/executor.c kernel/spinwin.c kernel/trace.c kernel/poll.c kernel/signal.c \
+               kernel/options.c
 KERNEL_OBJS := $(KERNEL_SRCS:%=$(BUILD)/%.o)
 KERNEL_LIB  := $(BUILD)/kernel/libkernel.a
 
@@ -20,3 +21,4 @@ $(KERNEL_LIB): $(KERNEL_OBJS)
 	$(call say,AR,$@)ar rcs $@ $^
 
 -include $(KERNEL_OBJS:.o=.d)
+

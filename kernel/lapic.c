@@ -98,13 +98,13 @@ void lapic_paravirt_init(void)
 	if (cpu_hypervisor() != HYPERVISOR_KVM)
 		return;
 	cpuid(1, 0, r);
-	if ((r[2] >> 21) & 1 && kernel_option_long("x2apic", 1)) {
+	if ((r[2] >> 21) & 1 && kopt_number(KOPT_X2APIC)) {
 		uint64_t irq = irq_save();
 		wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | APIC_ENABLE | APIC_X2APIC);
 		x2apic = true;
 		irq_restore(irq);
 	}
-	if ((cpu_kvm_features() & (1u << KVM_FEATURE_PV_EOI)) && kernel_option_long("pv_eoi", 1)) {
+	if ((cpu_kvm_features() & (1u << KVM_FEATURE_PV_EOI)) && kopt_number(KOPT_PV_EOI)) {
 		wrmsr(MSR_KVM_PV_EOI_EN, (uint64_t)(uintptr_t)&pv_eoi_word | 1);
 		pv_eoi_on = true;
 	}

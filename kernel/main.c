@@ -2,7 +2,8 @@
  * main.c: the kernel's boot sequence, from the loader's hand-over to the
  * application's main(). Order matters: the CPU tables first (so faults are
  * reported), then memory (everything else allocates), time, the LAPIC
- * (interrupts), PCI, and the command line that becomes argv.
+ * (interrupts), PCI, and the command line that becomes argv, whose kernel
+ * options are held against their table (options.c) before anything reads them.
  */
 #include <stdlib.h>
 #include "cmdline.h"
@@ -22,19 +23,22 @@ void kernel_main(const struct bootinfo *bi);
 
 static struct cmdline cmdline;
 
+/* What options.c's accessors read, once kernel_options_check has passed. */
 const char *kernel_option(const char *key)
 {
 	return cmdline_get(&cmdline, key);
 }
 
-long kernel_option_long(const char *key, long dflt)
+/* A multiboot loader's command line begins with the path of the image it
+ * booted (QEMU writes "PATH APPEND", as GRUB does): that word is neither a
+ * kernel option nor the app's. */
+static const char *after_image_path(const char *line)
 {
-	const char *v = kernel_option(key);
-	if (!v || !*v)
-		return dflt;
-	char *end;
-	long n = strtol(v, &end, 0);
-	return *end ? dflt : n;
+	while (*line == ' ' || *line == '\t')
+		line++;
+	while (*line && *line != ' ' && *line != '\t')
+		line++;
+	return line;
 }
 
 /* Constructors of the app and libraries (this newlib has no __libc_init_array). */
@@ -63,12 +67,18 @@ void kernel_main(const struct bootinfo *bi)
 	__asm__ volatile("sti");
 
 	const char *why;
-	if (cmdline_parse(&cmdline, bi->cmdline, app_name, &why) < 0) {
+	if (cmdline_parse(&cmdline, after_image_path(bi->cmdline), app_name, &why) < 0) {
 		kprintf("kernel: bad command line: %s\n", why);
 		kernel_exit(EX_USAGE);
 	}
+	/* A mistyped option or value would otherwise boot with the default. */
+	char option_error[192];
+	if (kernel_options_check(&cmdline, option_error, sizeof option_error) < 0) {
+		kprintf("kernel: %s\n", option_error);
+		kernel_exit(EX_USAGE);
+	}
 	lapic_paravirt_init();
-	int verbose = kernel_option("verbose") != NULL;
+	bool verbose = kopt_flag(KOPT_VERBOSE);
 	pci_init(verbose);
 	console_files_init();
 	console_input_init();

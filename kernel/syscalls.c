@@ -217,7 +217,7 @@ clock_t _times(struct tms *t)
 /* An exit without the network's drain: abort() may come from inside lwIP. */
 __attribute__((noreturn)) static void exit_now(int status)
 {
-	if (!kernel_option("quiet"))
+	if (!kopt_flag(KOPT_QUIET))
 		stats_print_all();
 	/* isa-debug-exit carries 7 bits: QEMU's status is (status << 1) | 1. */
 	kernel_exit(status & 0x7f);

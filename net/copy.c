@@ -138,11 +138,12 @@ bool net_copy_choose(const char *name)
 
 void net_copy_init(void)
 {
-	const char *opt = kernel_option("copy");
-	if (opt && net_copy_choose(opt))
+	const char *opt = kopt_text(KOPT_COPY);
+	if (opt) {
+		if (!net_copy_choose(opt)) /* the table's words are the routines' names */
+			panic("net: copy=%s: no such routine", opt);
 		return;
-	if (opt)
-		kprintf("net: copy=%s unknown (libc, words, movsb): the default\n", opt);
+	}
 	bool fast_movsb = cpu_hypervisor() != HYPERVISOR_TCG && cpu_has_erms() && !COPY_SANITIZED;
 	routine = fast_movsb ? COPY_MOVSB : COPY_WORDS;
 }

@@ -95,15 +95,15 @@ void net_wait(uint64_t deadline_ns)
 	timer_run_expired();
 }
 
-/* The value of kernel option `key` as an IPv4 address: 1 found, 0 absent,
- * -1 malformed (after saying so). */
-static int address_option(const char *key, ip4_addr_t *addr)
+/* The value of an address option (or its default): 1 found, 0 absent, -1
+ * malformed (after saying so; the boot's check lets none through). */
+static int address_option(enum kopt id, ip4_addr_t *addr)
 {
-	const char *value = kernel_option(key);
+	const char *value = kopt_text(id);
 	if (!value)
 		return 0;
 	if (!ip4addr_aton(value, addr)) {
-		kprintf("net: %s=%s is not an IPv4 address\n", key, value);
+		kprintf("net: %s=%s is not an IPv4 address\n", kernel_options[id].name, value);
 		return -1;
 	}
 	return 1;
@@ -169,12 +169,10 @@ static int net_start(void)
 	net_copy_init();
 	lwip_init();
 
-	ip4_addr_t ip, mask, gw;
+	ip4_addr_t ip, mask, gw; /* mask and gw: always an option's or the table's default */
 	ip4_addr_set_zero(&ip);
-	ip4_addr_set_zero(&gw);
-	IP4_ADDR(&mask, 255, 255, 255, 0);
-	int have_ip = address_option("ip", &ip);
-	if (have_ip < 0 || address_option("mask", &mask) < 0 || address_option("gw", &gw) < 0)
+	int have_ip = address_option(KOPT_IP, &ip);
+	if (have_ip < 0 || address_option(KOPT_MASK, &mask) < 0 || address_option(KOPT_GW, &gw) < 0)
 		return -EINVAL;
 
 	if (!netif_add(&net_if, &ip, &mask, &gw, NULL, net_netif_init, ethernet_input)) {

@@ -16,7 +16,6 @@
  * vnet_wake.
  */
 #include <errno.h>
-#include <string.h>
 #include "kernel/kernel.h"
 #include "vnet_internal.h"
 
@@ -209,12 +208,7 @@ static uint64_t choose_features(uint64_t offered)
 {
 	uint64_t want = bit(VIRTIO_NET_F_MAC) | bit(VIRTIO_NET_F_STATUS) | bit(VIRTIO_NET_F_MRG_RXBUF) |
 			bit(VIRTIO_F_RING_EVENT_IDX);
-	const char *opt = kernel_option("vnet_offload");
-	if (opt && *opt && strcmp(opt, "0") && strcmp(opt, "csum") && strcmp(opt, "all")) {
-		kprintf("virtio-net: vnet_offload=%s: not 0, csum or all; taking all\n", opt);
-		opt = NULL;
-	}
-	bool csum = !opt || strcmp(opt, "0") != 0, tso = !opt || !*opt || strcmp(opt, "all") == 0;
+	bool csum = !kopt_is(KOPT_VNET_OFFLOAD, "0"), tso = kopt_is(KOPT_VNET_OFFLOAD, "all");
 	if (csum)
 		want |= bit(VIRTIO_NET_F_CSUM) | bit(VIRTIO_NET_F_GUEST_CSUM);
 	if (tso && (offered & bit(VIRTIO_NET_F_CSUM)))
@@ -235,11 +229,10 @@ static unsigned offloads_of(uint64_t f)
 
 unsigned vnet_offloads(void) { return vnet_dev.present ? vnet_dev.offloads : 0; }
 
-/* A kernel option's number: 0 (off) unless 1..1000000. */
-static unsigned one_in(const char *key)
+/* A fault-injection option's N (one in N), 0 for off. */
+static unsigned one_in(enum kopt id)
 {
-	long n = kernel_option_long(key, 0);
-	return n > 0 && n <= 1000000 ? (unsigned)n : 0;
+	return (unsigned)kopt_number(id);
 }
 
 /* ---- set-up ------------------------------------------------------------------ */
@@ -304,13 +297,10 @@ bool vnet_link_up(void)
  * so the read, which takes QEMU's lock, stays. */
 static bool choose_barrier(void)
 {
-	const char *opt = kernel_option("vnet_barrier");
-	if (opt && !strcmp(opt, "read"))
+	if (kopt_is(KOPT_VNET_BARRIER, "read"))
 		return true;
-	if (opt && !strcmp(opt, "fence"))
+	if (kopt_is(KOPT_VNET_BARRIER, "fence"))
 		return false;
-	if (opt)
-		kprintf("virtio-net: vnet_barrier=%s is not read or fence; choosing by hypervisor\n", opt);
 	return cpu_hypervisor() == HYPERVISOR_TCG;
 }
 
@@ -340,24 +330,20 @@ int vnet_init(void)
 	}
 	if (virtio_pci_probe(&vnet_dev.vp, pci) < 0)
 		return -ENODEV;
-	vnet_dev.repair = kernel_option_long("vnet_repair", 1) != 0;
+	vnet_dev.repair = kopt_number(KOPT_VNET_REPAIR) != 0;
 	vnet_dev.barrier_read = choose_barrier();
-	vnet_dev.tx_watchdog_ns = (uint64_t)kernel_option_long("vnet_tx_watchdog_us",
+	vnet_dev.tx_watchdog_ns = (uint64_t)kopt_number_or(KOPT_VNET_TX_WATCHDOG_US,
 		(cpu_hypervisor() == HYPERVISOR_TCG ? TX_WATCHDOG_TCG_NS : TX_WATCHDOG_NS) / 1000) * 1000;
 	if (vnet_dev.tx_watchdog_ns == 0)
 		vnet_dev.tx_watchdog_ns = TX_WATCHDOG_TCG_NS; /* a watchdog of 0 would notify at every poll */
-	vnet_dev.tx_batch = (int)kernel_option_long("vnet_tx_batch", VNET_TX_BATCH_HOLD); /* see vnet_tx.c */
-	if (vnet_dev.tx_batch < VNET_TX_BATCH_NONE || vnet_dev.tx_batch > VNET_TX_BATCH_HOLD) {
-		kprintf("virtio-net: vnet_tx_batch=%d is not 0, 1, 2 or 3; using 3 (hold)\n", vnet_dev.tx_batch);
-		vnet_dev.tx_batch = VNET_TX_BATCH_HOLD;
-	}
+	vnet_dev.tx_batch = (int)kopt_number(KOPT_VNET_TX_BATCH); /* VNET_TX_BATCH_*: see vnet_tx.c */
 	/* A timed hold trades a reply's latency for a notify, an exit under KVM;
 	 * under TCG a notify costs no exit (vnet_tx.c, "A timed hold"). */
-	long hold_us = kernel_option_long("vnet_tx_hold_us", cpu_hypervisor() == HYPERVISOR_TCG ? 0 : -1);
+	long hold_us = kopt_number_or(KOPT_VNET_TX_HOLD_US, cpu_hypervisor() == HYPERVISOR_TCG ? 0 : -1);
 	vnet_dev.tx_hold_ns = hold_us < 0 ? -1 : hold_us * 1000;
-	vnet_dev.drop_kicks = one_in("vnet_drop_kicks");
-	vnet_dev.drop_rx = one_in("vnet_drop_rx");
-	vnet_dev.drop_tx = one_in("vnet_drop_tx");
+	vnet_dev.drop_kicks = one_in(KOPT_VNET_DROP_KICKS);
+	vnet_dev.drop_rx = one_in(KOPT_VNET_DROP_RX);
+	vnet_dev.drop_tx = one_in(KOPT_VNET_DROP_TX);
 	if (pci->msix_size < 3 || pci_msix_enable(pci) < 0) {
 		virtio_pci_fail(&vnet_dev.vp, "needs MSI-X with 3 vectors");
 		return -EIO;
@@ -374,7 +360,7 @@ int vnet_init(void)
 		virtio_pci_fail(&vnet_dev.vp, "cannot bind MSI-X vectors");
 		return -EIO;
 	}
-	vnet_dev.rx_lend_on = kernel_option_long("vnet_rx_lend", 1) != 0;
+	vnet_dev.rx_lend_on = kopt_number(KOPT_VNET_RX_LEND) != 0;
 	vnet_dev.rx_nbufs = rx_buffers_wanted();
 	vnet_dev.rx_lend_on = vnet_dev.rx_nbufs > vnet_dev.rx.vq.size; /* a reserve to lend from */
 	vnet_dev.rx_bufs = page_alloc((size_t)vnet_dev.rx_nbufs * RX_BUF_SIZE / PAGE_SIZE);

@@ -76,7 +76,7 @@ FUZZ_SRCS_netrx := tests/fuzz/netrx/host.c tests/fuzz/netrx/device.c tests/unit/
                    drivers/virtio/virtio_net.c drivers/virtio/vnet_rx.c drivers/virtio/vnet_tx.c \
                    drivers/virtio/virtqueue.c net/netif_gso.c \
                    net/net.c net/netif.c net/stats.c $(NET_SOCKET_SRCS) net/udp.c net/inet.c net/tcp_hooks.c \
-                   kernel/fd.c kernel/poll.c kernel/executor.c kernel/spinwin.c kernel/trace.c
+                   kernel/fd.c kernel/poll.c kernel/executor.c kernel/spinwin.c kernel/trace.c kernel/options.c
 FUZZ_CFLAGS_netrx := $(NETRX_INCLUDES)
 FUZZ_LIBS_netrx   := $(FUZZ_LWIP_LIB)
 REPLAY_LIBS_netrx := $(REPLAY_LWIP_LIB)

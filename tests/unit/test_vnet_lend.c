@@ -22,7 +22,7 @@
 /* ---- the kernel as the driver sees it ------------------------------------------ */
 
 uint64_t clock_ns(void) { return 1000000000ULL; }
-long kernel_option_long(const char *key, long dflt) { (void)key; return dflt; }
+const char *kernel_option(const char *key) { (void)key; return NULL; }
 /* The rest of the kernel's stand-ins: tests/unit/vnet_host.c. */
 
 /* ---- frames the stack holds ------------------------------------------------------ */

@@ -38,9 +38,9 @@
 
 static uint64_t now_ns = 1000 * MS;
 uint64_t clock_ns(void) { return now_ns; }
-long kernel_option_long(const char *key, long dflt)
+const char *kernel_option(const char *key)
 {
-	return strcmp(key, "vnet_repair") == 0 ? VNET_REPAIR : dflt;
+	return !VNET_REPAIR && strcmp(key, "vnet_repair") == 0 ? "0" : NULL;
 }
 
 /* The rest of the kernel's stand-ins: tests/unit/vnet_host.c. */

@@ -18,6 +18,12 @@ UNIT_DEPS_ready_epoll := apps/httpd/ready.h
 UNIT_TESTS += cmdline
 UNIT_SRCS_cmdline := kernel/cmdline.c
 
+# The table of kernel options (issue 36): the boot's check of a command
+# line and the typed accessors.
+UNIT_TESTS += options
+UNIT_SRCS_options := kernel/options.c kernel/cmdline.c
+UNIT_DEPS_options := kernel/options.h kernel/cmdline.h kernel/kernel.h kernel/switches.h
+
 UNIT_TESTS += image
 UNIT_SRCS_image := loader/image.c
 
@@ -58,8 +64,9 @@ UNIT_SRCS_virtqueue := drivers/virtio/virtqueue.c
 # modes that lose notifications (issue 12); the second build turns the
 # repair off (kernel option vnet_repair=0) to show the modes do lose them.
 VNET_NOTIFY_SRCS := drivers/virtio/virtio_net.c drivers/virtio/vnet_rx.c drivers/virtio/vnet_tx.c \
-                    drivers/virtio/virtqueue.c tests/fuzz/netrx/device.c kernel/trace.c tests/unit/vnet_host.c
-VNET_NOTIFY_DEPS := $(wildcard drivers/virtio/*.h tests/fuzz/netrx/*.h kernel/kernel.h)
+                    drivers/virtio/virtqueue.c tests/fuzz/netrx/device.c kernel/trace.c kernel/options.c \
+                    tests/unit/vnet_host.c
+VNET_NOTIFY_DEPS := $(wildcard drivers/virtio/*.h tests/fuzz/netrx/*.h kernel/kernel.h kernel/options.h)
 UNIT_TESTS += vnet_notify
 UNIT_SRCS_vnet_notify := $(VNET_NOTIFY_SRCS)
 UNIT_DEPS_vnet_notify := $(VNET_NOTIFY_DEPS)
@@ -86,7 +93,8 @@ UNIT_DEPS_vnet_lend := $(VNET_NOTIFY_DEPS)
 include tests/unit/socket/lwip.mk
 SOCKET_TEST_SRCS := tests/unit/socket/probe.c tests/unit/socket/host.c tests/unit/socket/loopnet.c \
                     tests/unit/socket/pairs.c tests/unit/socket/fdcalls.c $(NET_SOCKET_SRCS) \
-                    net/inet.c net/udp.c net/tcp_hooks.c kernel/fd.c kernel/poll.c kernel/executor.c kernel/spinwin.c kernel/trace.c
+                    net/inet.c net/udp.c net/tcp_hooks.c kernel/fd.c kernel/poll.c kernel/executor.c kernel/spinwin.c kernel/trace.c \
+                    kernel/options.c
 SOCKET_TEST_DEPS := $(wildcard tests/unit/socket/*.h net/*.h kernel/*.h kernel/include/*.h \
                     kernel/include/sys/*.h net/include/*/*.h)
 
@@ -108,9 +116,9 @@ UNIT_ORDER_sock_rx := $(LWIP_STAMP)
 
 # The data path's copy routines (net/copy.c).
 UNIT_TESTS += copy
-UNIT_SRCS_copy := net/copy.c
+UNIT_SRCS_copy := net/copy.c kernel/options.c
 UNIT_CFLAGS_copy := $(SOCKET_TEST_INCLUDES)
-UNIT_DEPS_copy := net/net_internal.h
+UNIT_DEPS_copy := net/net_internal.h kernel/options.h
 UNIT_ORDER_copy := $(LWIP_STAMP)
 
 # Each design switch on its naive side (kernel/switches.h), one build per

@@ -1,11 +1,11 @@
 /*
  * vnet_host.c: the kernel's stand-ins the virtio-net driver tests share
  * (test_vnet_notify.c, test_vnet_offload.c and their second builds): quiet
- * kprintf and trace, no string options, TCG as the hypervisor, a 1 GHz TSC
- * for kernel/trace.c, and
- * panic and the simulated device's harness_fail ending the test with their
- * message. Each test keeps its own clock_ns() and kernel_option_long(),
- * which are what it varies.
+ * kprintf and trace, TCG as the hypervisor, a 1 GHz TSC for kernel/trace.c,
+ * and panic and the simulated device's harness_fail ending the test with
+ * their message. Each test keeps its own clock_ns() and kernel_option()
+ * (the options it boots with, which kernel/options.c reads), which are what
+ * it varies.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,7 +18,6 @@
 #include "tests/fuzz/netrx/netrx.h"
 
 uint64_t clock_tsc_hz(void) { return 1000000000; } /* kernel/trace.c reads the real TSC */
-const char *kernel_option(const char *key) { (void)key; return NULL; }
 /* TCG: the driver then orders its last look before a park with a device read
  * (choose_barrier), which the tests count. */
 enum hypervisor cpu_hypervisor(void) { return HYPERVISOR_TCG; }

@@ -56,12 +56,6 @@ const char *kernel_option(const char *key)
 	return NULL;
 }
 
-long kernel_option_long(const char *key, long dflt)
-{
-	const char *v = kernel_option(key);
-	return v && *v ? strtol(v, NULL, 0) : dflt;
-}
-
 int kprintf(const char *fmt, ...)
 {
 	if (!host_verbose)

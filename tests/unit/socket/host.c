@@ -56,12 +56,6 @@ const char *kernel_option(const char *key)
 	return NULL;
 }
 
-long kernel_option_long(const char *key, long dflt)
-{
-	const char *v = kernel_option(key);
-	return v && *v ? strtol(v, NULL, 0) : dflt;
-}
-
 /* The heap's room as the kernel reports it (mem_heap_room): tests make the
  * machine small. */
 uint64_t host_heap_free = 1ULL << 30;
