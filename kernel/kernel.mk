@@ -22,3 +22,18 @@ $(KERNEL_LIB): $(KERNEL_OBJS)
 
 -include $(KERNEL_OBJS:.o=.d)
 
+# docs/kernel-options.md is generated from the table of options
+# (kernel/options.c) by a host program, tools/kernel-options:
+#   make kernel-options-doc   writes it; make test-unit fails while it differs
+KOPT_DOC_TOOL := $(BUILD)/tools/kernel-options
+KOPT_DOC_SRCS := tools/kernel-options/main.c tools/kernel-options/doc.c kernel/options.c
+
+$(KOPT_DOC_TOOL): $(KOPT_DOC_SRCS) tools/kernel-options/doc.h kernel/options.h kernel/kernel.h \
+		kernel/cmdline.h kernel/switches.h
+	@mkdir -p $(@D)
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. -o $@ $(KOPT_DOC_SRCS)
+
+.PHONY: kernel-options-doc
+kernel-options-doc: $(KOPT_DOC_TOOL)
+	$(call say,GEN,docs/kernel-options.md)$(KOPT_DOC_TOOL) >docs/kernel-options.md.tmp
+	$(Q)mv docs/kernel-options.md.tmp docs/kernel-options.md

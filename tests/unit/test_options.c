@@ -4,7 +4,8 @@
  * benchmark pass and refuses, with a line naming it, an unknown name, a flag
  * with a value, a number that is malformed or out of range, a word not in
  * its list and a malformed address; the accessors return the value given or
- * the table's default and panic when asked the wrong way.
+ * the table's default and panic when asked the wrong way; and
+ * docs/kernel-options.md is what the table generates (tools/kernel-options).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,9 @@
 #include "kernel/cmdline.h"
 #include "kernel/kernel.h"
 #include "kernel/switches.h"
+#include "tools/kernel-options/doc.h"
+
+#define DOC_PATH "docs/kernel-options.md" /* make test-unit runs in the repository's root */
 
 /* ---- the kernel's side: the parsed command line, and a panic that returns ----- */
 
@@ -261,6 +265,37 @@ static void misuse_panics(void **state)
 	panics(number_unchecked, "vnet_tx_batch=7: not in 0..3");
 }
 
+/* ---- the documentation ------------------------------------------------------------ */
+
+static void doc_is_current(void **state)
+{
+	(void)state;
+	char *generated = NULL;
+	size_t generated_len = 0;
+	FILE *out = open_memstream(&generated, &generated_len);
+	assert_non_null(out);
+	kernel_options_write_doc(out);
+	assert_int_equal(fclose(out), 0);
+
+	FILE *in = fopen(DOC_PATH, "r");
+	if (!in)
+		fail_msg("cannot open %s (run the test from the repository's root)", DOC_PATH);
+	static char file[1 << 16];
+	size_t file_len = fread(file, 1, sizeof file - 1, in);
+	fclose(in);
+	file[file_len] = 0;
+
+	if (file_len != generated_len || memcmp(file, generated, file_len)) {
+		int line_no = 1;
+		for (size_t i = 0; i < file_len && i < generated_len && file[i] == generated[i]; i++)
+			line_no += file[i] == '\n';
+		free(generated);
+		fail_msg("%s differs from the table from line %d on: make kernel-options-doc", DOC_PATH,
+			 line_no);
+	}
+	free(generated);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +307,7 @@ int main(void)
 		cmocka_unit_test(bad_addresses_refused),
 		cmocka_unit_test(values_or_defaults),
 		cmocka_unit_test(misuse_panics),
+		cmocka_unit_test(doc_is_current),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

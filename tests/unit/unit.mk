@@ -19,10 +19,12 @@ UNIT_TESTS += cmdline
 UNIT_SRCS_cmdline := kernel/cmdline.c
 
 # The table of kernel options (issue 36): the boot's check of a command
-# line and the typed accessors.
+# line, the typed accessors, and docs/kernel-options.md as the table
+# generates it (tools/kernel-options).
 UNIT_TESTS += options
-UNIT_SRCS_options := kernel/options.c kernel/cmdline.c
-UNIT_DEPS_options := kernel/options.h kernel/cmdline.h kernel/kernel.h kernel/switches.h
+UNIT_SRCS_options := kernel/options.c kernel/cmdline.c tools/kernel-options/doc.c
+UNIT_DEPS_options := kernel/options.h kernel/cmdline.h kernel/kernel.h kernel/switches.h \
+                     tools/kernel-options/doc.h
 
 UNIT_TESTS += image
 UNIT_SRCS_image := loader/image.c
