@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Boot edge cases: a bad command line is a clear usage error (64); heap
+# Boot edge cases: a bad command line is a clear usage error (64), and so
+# is a kernel option the table does not have or a value it refuses; heap
 # exhaustion is ENOMEM from malloc, not a crash; an image larger than the gap
 # below its load address is moved by the loader and still finds its symbols;
 # PCI enumeration sees a virtio-net device with MSI-X.
@@ -10,6 +11,19 @@ trap 'rm -rf "$tmp"' EXIT
 boot "$HELLO" -- 'quiet name="unterminated -- x'
 expect_rc 64
 expect '^kernel: bad command line: unterminated quote in command line$'
+
+# A mistyped option would otherwise boot with the default: the boot stops
+# before the app runs, naming it, and qemu-run confirms the status.
+boot "$HELLO" -- 'quiet vnet_tx_hold_uss=0 -- -e 3'
+expect_rc 64
+expect '^kernel: unknown option "vnet_tx_hold_uss" \(docs/kernel-options\.md lists them\)$'
+expect_not '^argv\[' "(the app did not run)"
+boot "$HELLO" -- 'quiet spin_us=25O -- -e 3'
+expect_rc 64
+expect '^kernel: option spin_us=25O: not a decimal number \(docs/kernel-options\.md\)$'
+boot "$HELLO" -- 'quiet vnet_tx_batch=4 -- -e 3'
+expect_rc 64
+expect '^kernel: option vnet_tx_batch=4: not in 0\.\.3 \(docs/kernel-options\.md\)$'
 
 boot "$HELLO" --mem 64M -- 'quiet -- --oom -s 1'
 expect_rc 0
