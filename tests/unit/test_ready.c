@@ -6,7 +6,7 @@
  * asked for or not, a change of interest from the next wait on, and after a
  * descriptor is removed and closed, nothing of its past for the next
  * descriptor that gets its number; hundreds of descriptors at once, past
- * the room the set was made with.
+ * the room the set was made with; a descriptor it does not watch refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -215,6 +215,37 @@ static void test_many(void **state)
 	ready_free(r);
 }
 
+/* A descriptor the set does not watch, a number past any it has seen
+ * included: a change of interest is refused (EBADF), a removal does nothing,
+ * and the set goes on as before. Both hold in release builds. */
+static void test_stranger(void **state)
+{
+	struct ready *r = ready_new(4);
+	int sv[2], other[2];
+
+	(void)state;
+	pair(sv);
+	pair(other);
+	assert_int_equal(ready_add(r, sv[0], POLLIN), 0);
+	errno = 0;
+	assert_int_equal(ready_want(r, other[0], POLLIN), -1);
+	assert_int_equal(errno, EBADF);
+	errno = 0;
+	assert_int_equal(ready_want(r, 100000, POLLIN), -1);
+	assert_int_equal(errno, EBADF);
+	ready_del(r, other[0]);
+	ready_del(r, 100000);
+	put(sv[1]);
+	assert_int_equal(ready_wait(r, 0), 1);
+	assert_int_equal(ready_revents(r, sv[0]), POLLIN);
+	ready_del(r, sv[0]);
+	close(sv[0]);
+	close(sv[1]);
+	close(other[0]);
+	close(other[1]);
+	ready_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_number_reused),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_stranger),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
