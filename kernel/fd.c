@@ -2,6 +2,12 @@
  * fd.c: the file-descriptor table. Slots 0-2 hold the console at boot; the
  * socket layer installs its sockets in the same table, so read(), write(),
  * close() and poll() take any descriptor.
+ *
+ * A close takes the descriptor out of the table before the object's close
+ * runs: a socket's close polls the network, which can free the socket and
+ * run a signal handler, and for that time the table must not name the
+ * object (a handler's close of the same descriptor finds it gone, and a
+ * descriptor the poll installs may take its number).
  */
 #include <errno.h>
 #include "kernel.h"
@@ -33,6 +39,16 @@ int fd_lookup(int fd, const struct file_ops **ops, void **obj)
 	*ops = table[fd].ops;
 	*obj = table[fd].obj;
 	return 0;
+}
+
+int fd_close(int fd)
+{
+	const struct file_ops *ops;
+	void *obj;
+	if (fd_lookup(fd, &ops, &obj) < 0)
+		return -EBADF;
+	fd_release(fd);
+	return ops->close ? ops->close(obj) : 0;
 }
 
 void fd_release(int fd)

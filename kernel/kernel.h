@@ -284,6 +284,9 @@ struct file_ops {
 int fd_install(const struct file_ops *ops, void *obj); /* lowest free fd, or -EMFILE */
 int fd_lookup(int fd, const struct file_ops **ops, void **obj); /* 0 or -EBADF */
 void fd_release(int fd);
+/* Takes fd out of the table, then runs its close: 0, -EBADF, or the close's
+ * -errno (the descriptor is gone either way, as on Linux). */
+int fd_close(int fd);
 int fd_count_open(void); /* descriptors in use (the console's three included) */
 
 /* ---- kernel options (`key=value` before `--`) -------------------------------

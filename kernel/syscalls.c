@@ -113,12 +113,7 @@ int _read(int fd, void *buf, size_t len)
 
 int _close(int fd)
 {
-	const struct file_ops *ops;
-	void *obj;
-	if (fd_lookup(fd, &ops, &obj) < 0)
-		return fail(EBADF);
-	int r = ops->close ? ops->close(obj) : 0;
-	fd_release(fd);
+	int r = fd_close(fd);
 	return r < 0 ? fail(-r) : 0;
 }
 

@@ -26,6 +26,12 @@ UNIT_SRCS_options := kernel/options.c kernel/cmdline.c tools/kernel-options/doc.
 UNIT_DEPS_options := kernel/options.h kernel/cmdline.h kernel/kernel.h kernel/switches.h \
                      tools/kernel-options/doc.h
 
+# The descriptor table's close (issue 36): out of the table before the
+# object's close runs.
+UNIT_TESTS += fd
+UNIT_SRCS_fd := kernel/fd.c
+UNIT_DEPS_fd := kernel/kernel.h
+
 UNIT_TESTS += image
 UNIT_SRCS_image := loader/image.c
 

@@ -36,11 +36,6 @@ ssize_t write(int fd, const void *buf, size_t len)
 
 int close(int fd)
 {
-	const struct file_ops *ops;
-	void *obj;
-	if (fd_lookup(fd, &ops, &obj) < 0)
-		return (int)fail_errno(-EBADF);
-	int r = ops->close ? ops->close(obj) : 0;
-	fd_release(fd);
+	int r = fd_close(fd);
 	return r < 0 ? (int)fail_errno(r) : 0;
 }
