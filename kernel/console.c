@@ -7,7 +7,8 @@
  * the kernel to print its counters, which is how the benchmark collects them
  * between loads; the interrupt key (Ctrl-C) posts SIGINT to the app, as a
  * terminal's line discipline would, which is how tools/serve stops a server
- * over its console.
+ * over its console. Both are served by a wait loop's turn, and either ends
+ * a spin or a park that is under way (signal_pending: signal.c).
  */
 #include <signal.h>
 #include <stdarg.h>

@@ -21,6 +21,11 @@
  * Signals the kernel posted (the console's Ctrl-C) are delivered at each
  * turn (executor_poll), so their handlers run in the task's context; a wait
  * that may be interrupted (block_on_intr: poll()) then ends with -EINTR.
+ * The console's status key (Ctrl-T) is served there too (stats_service).
+ * Either is posted by an interrupt handler while the loop may be anywhere:
+ * so the spin looks for them (signal_pending) each SPIN_BATCH turns, and the
+ * park does not halt while one waits (cpu_park looks, interrupts off), else
+ * the counters or the handler would wait for the next deadline.
  *
  * Each design switch (switches.h) has its naive side here: the timed wait
  * (1), polling when due (4), the spin (9) and the one-shot's reloads (10).
@@ -185,11 +190,13 @@ enum spin_end {
 	SPIN_HIT,      /* the device handed us work */
 	SPIN_RAN_OUT,  /* the window passed: park */
 	SPIN_DEADLINE, /* a deadline came first (a timer, the network's): poll, then spin again */
+	SPIN_POSTED,   /* an interrupt handler posted work for the loop (a signal, the status key) */
 };
 
 /* Poll the device, interrupt off, until it has work, the earliest deadline
- * comes or the window (ending at window_end) is spent. Nothing else can make
- * the source due meanwhile: egress is queued only by code that runs. */
+ * comes, the window (ending at window_end) is spent or an interrupt handler
+ * posts work for the loop. Nothing else can make the source due meanwhile:
+ * egress is queued only by code that runs. */
 static __attribute__((noinline, noclone)) enum spin_end wait_spin(uint64_t window_end, uint64_t deadline_ns)
 {
 	uint64_t t0 = cpu_cycles();
@@ -207,6 +214,10 @@ static __attribute__((noinline, noclone)) enum spin_end wait_spin(uint64_t windo
 				goto out;
 			}
 			spin_relax();
+		}
+		if (signal_pending()) {
+			end = SPIN_POSTED;
+			break;
 		}
 		if (rdtsc() >= until)
 			break;

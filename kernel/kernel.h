@@ -61,7 +61,9 @@ void stats_service(void);
  * interrupt key); the wait loops deliver it, running the app's handler in
  * the task's context. */
 void signal_post(int sig);   /* interrupt-safe: sig is pending */
-bool signal_pending(void);   /* some signal is posted and not yet delivered */
+/* Some signal is posted and not yet delivered, or the console's status key
+ * waits for stats_service: work only a wait loop's turn does. */
+bool signal_pending(void);
 /* Deliver the pending signals (wait loops); true when a handler ran, which
  * ends an interruptible wait with EINTR. */
 bool signal_service(void);

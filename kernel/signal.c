@@ -8,6 +8,11 @@
  * of a wait loop (signal_service, from executor_poll), so its handler runs
  * in the task's context, never inside an interrupt; a poll() it interrupts
  * returns EINTR, as handlers installed without SA_RESTART expect.
+ *
+ * The console's status key (Ctrl-T) is posted the same way, as a request
+ * to the kernel (console_status_requested, served by stats_service), so
+ * signal_pending() counts it: a wait loop's spin and park end for either
+ * rather than sleep until their next deadline.
  */
 #include <errno.h>
 #include <signal.h>
@@ -20,7 +25,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 		errno = EINVAL;
 		return -1;
 	}
-	_sig_func_ptr prev;
+	void (*prev)(int);
 	if (act) {
 		prev = signal(sig, act->sa_handler);
 	} else {
@@ -49,7 +54,7 @@ void signal_post(int sig)
 
 bool signal_pending(void)
 {
-	return pending != 0;
+	return pending != 0 || console_status_requested;
 }
 
 /* An ignored signal is dropped and interrupts nothing; one left at its

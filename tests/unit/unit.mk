@@ -52,6 +52,12 @@ UNIT_DEPS_paging := loader/paging.h loader/image.h
 UNIT_TESTS += timerq
 UNIT_SRCS_timerq := kernel/timerq.c
 
+# The console's keys end a spin or a park at once (issue 36): the executor
+# and kernel/signal.c over kernel/timer.c's park (included by the test).
+UNIT_TESTS += wake
+UNIT_SRCS_wake := kernel/executor.c kernel/spinwin.c kernel/signal.c kernel/options.c kernel/timerq.c
+UNIT_DEPS_wake := kernel/timer.c kernel/switches.h kernel/kernel.h kernel/options.h kernel/spinwin.h
+
 # The spin's window (kernel/spinwin.c): how long the executor spins.
 UNIT_TESTS += spinwin
 UNIT_SRCS_spinwin := kernel/spinwin.c

@@ -114,6 +114,7 @@ void stats_register(void (*print)(void)) { (void)print; }
 void stats_phase_add(enum stats_phase phase, uint64_t cycles) { (void)phase, (void)cycles; }
 void stats_service(void) {}
 /* Nothing posts signals here. */
+bool signal_pending(void) { return false; }
 bool signal_service(void) { return false; }
 
 /* Room for the driver's reserve of receive buffers (lending on). */

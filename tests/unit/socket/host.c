@@ -94,6 +94,7 @@ void stats_service(void) {}
  * console's Ctrl-C; fake_signals_run counts them. socket_test_setup resets
  * both. */
 uint64_t fake_signal_at_ns = UINT64_MAX, fake_signals_run;
+bool signal_pending(void) { return fake_now_ns >= fake_signal_at_ns; }
 bool signal_service(void)
 {
 	if (fake_now_ns < fake_signal_at_ns)
