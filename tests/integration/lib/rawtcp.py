@@ -20,6 +20,10 @@ as root inside the namespace.
   c.right_edge()                     # the guest's ack + its scaled window
   c.reset()
 
+Several Connections may share one Link, each from a source port of its own
+(sport=): each takes only its own segments from the Link, and those of the
+others wait there until their poll (or their push, wait_acked, connect).
+
 A Connection tracks what the guest said last (its ack, its window, scaled as
 its SYN-ACK's option says, its next sequence number) and, when asked to
 (auto_ack, the default), answers each segment of the guest's that carries
@@ -252,19 +256,25 @@ class Connection:
         if self.auto_ack and self.rcv_nxt is not None and (seg.payload or seg.flags & FIN):
             self.ack_now()
 
+    def mine(self, seg):
+        """Whether the guest's segment `seg` belongs to this connection."""
+        return seg.sport == self.dport and seg.dport == self.sport
+
     def poll(self, timeout=0.0, until=lambda: False):
         """Reads the guest's segments for at most `timeout` seconds, or
         until `until()` holds after one of them."""
         end = time.monotonic() + timeout
         while True:
-            mine = [s for s in self.link.pending if s.sport == self.dport and s.dport == self.sport]
-            self.link.pending = [s for s in self.link.pending if s not in mine]
+            mine = [s for s in self.link.pending if self.mine(s)]
+            self.link.pending = [s for s in self.link.pending if not self.mine(s)]
             for s in mine:
                 self.take(s)
             left = end - time.monotonic()
             if until() or self.reset_by_peer or left <= 0:
                 return
-            self.link.read(left, until=lambda: bool(self.link.pending))
+            # Until a segment of this connection's comes: those of others
+            # on the same Link wait in link.pending for their own poll.
+            self.link.read(left, until=lambda: any(self.mine(s) for s in self.link.pending))
 
     def wait_acked(self, seq, timeout):
         """Whether the guest acknowledges everything before `seq` within `timeout` s."""
