@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# Receive memory pinned by many connections at once (tap back-end; issue 36,
+# item 3, after test 23's one connection). The bound of buffers per socket
+# (net/sock.h, SOCK_RX_BUFS_MAX) does not keep a few connections from taking
+# every receive buffer together: the guest has its driver's reserve of lent
+# buffers and its pbuf pool (768 + 1,024), and a connection whose
+# application does not read may hold a window's worth of pieces, each on a
+# buffer of its own. Pieces of 1,025 bytes (one over SOCK_RX_COPY_MAX, so not
+# copied together) fill the 256 KiB window with 255 buffers, under that
+# bound; eight such connections would hold 2,040. (Test 23's pieces, 1 and
+# 1,400 bytes by turns, would not: every 1-byte piece is copied into a chunk
+# of the heap and gives its buffer back, so eight hold about 8 x 136.)
+#
+# So a hand-made attacker (lib/rawtcp.py) opens eight connections from one
+# address of the namespace, each from a port of its own, each asking httpd
+# for /bytes/1073741824 under a zero window (httpd then reads nothing more
+# from it), and sends 1,025-byte pieces on all eight by turns, in bursts, up
+# to each window's right edge. Once most buffers are held, the guest refuses
+# (does not acknowledge) more to a connection that holds more than
+# SOCK_RX_BUFS_FAIR, and counts it. While the eight connections are open and
+# hold what they got in, the guest's counters (asked for on its console)
+# show such refusals, and ordinary clients are answered: GET / a few times,
+# and a POST with a 20 KiB body (a legitimate upload gets in). After the
+# attacker's resets it serves on; at exit every socket is freed and every
+# pool is back. Runs against httpd.elf, and against the release build
+# httpd-all.elf when it has been built. A test of its own, not a phase of
+# test 23: one fresh guest per attack, so that each test's counters are its
+# attack's alone and each fails on its own.
+set -uo pipefail
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
+. "$ROOT/tests/integration/lib/net.sh"
+command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
+
+# The guard's counter on the console (net/stats.c): the line it is on and its
+# name before the number (segments refused because receive memory was short
+# and their socket held more than its fair share).
+GUARD_LINE='^net: guards:' GUARD_NAME='rx pressure refused'
+
+# On a failure: a guest still running is asked for its counters (Ctrl-T on
+# its console input); the console's last lines, any panic, then FAIL.
+guest_failed() {
+	if guest_alive "$UK_PID"; then
+		printf '\x14' >&"$GUEST_CONSOLE_FD"
+		guest_wait_console "$UK_TMP/console" '^pools:' 10 "$UK_PID" || true
+	fi
+	tr -d '\r' <"$UK_TMP/console" >"$UK_TMP/c"
+	tail -n 40 "$UK_TMP/c"
+	grep -m1 '^panic:' "$UK_TMP/c" && fail "$1: the guest panicked"
+	fail "$1"
+}
+
+attack() {
+	local image=$1 n
+	echo "== $(basename "$image")"
+	guest_console_in "$FIFO_DIR/console-in" || fail "no fifo for the console input"
+	# Deadlines (-t, -w) far beyond the test: the attacker's connections
+	# stay until their own resets.
+	uk_tap_start "$image" "-p 80 -s -t 60 -w 60"
+	guest_wait_http "$UK_URL/" 60 "$UK_PID" || guest_failed "no HTTP answer"
+
+	"${NET_EXEC[@]}" python3 - "$NETNS_TAP" "$NETNS_GUEST_IP" "$ROOT/tests/integration/lib" \
+		"$UK_TMP/console" "$FIFO_DIR/console-in" "$GUARD_NAME" <<'PY' || guest_failed "receive-pinning attack, 8 connections"
+import re, subprocess, sys, time
+tap, host, lib, console, console_in, guard_name = sys.argv[1:7]
+sys.path.insert(0, lib)
+from rawtcp import Connection, Link, neighbour_address, seq_add, seq_diff
+
+CONNS, PIECE = 8, 1025
+HELLO = b"Hello from httpd, a poll()-based server.\n"
+
+def console_lines():
+    with open(console, errors="replace") as f:
+        return [line.rstrip("\r\n") for line in f]
+
+def panicked():
+    return any(line.startswith("panic:") for line in console_lines())
+
+def counters():
+    """The guest's counters now (Ctrl-T on its console input): the guard's
+    count, and the receive buffers held (pool pbufs and lent buffers)."""
+    before = sum(line.startswith("pools:") for line in console_lines())
+    with open(console_in, "wb", buffering=0) as f:
+        f.write(b"\x14")
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        lines = console_lines()
+        if sum(line.startswith("pools:") for line in lines) > before:
+            guards = [l for l in lines if l.startswith("net: guards:")][-1]
+            pools = [l for l in lines if l.startswith("pools:")][-1]
+            refused = int(re.search(guard_name + r" (\d+)", guards).group(1))
+            pool = int(re.search(r" PBUF_POOL (\d+)", pools).group(1))
+            lent = int(re.search(r" rx-lent (\d+)", pools).group(1))
+            return refused, pool, lent
+        time.sleep(0.2)
+    sys.exit("the guest printed no counters on Ctrl-T")
+
+def served(when):
+    out = subprocess.run(["curl", "-s", "-m", "10", f"http://{host}/"], capture_output=True).stdout
+    if not out.endswith(HELLO):
+        sys.exit(f"{when}: another client got no answer ({out[:60]!r})")
+
+def uploaded(when):
+    body = bytes(i % 251 for i in range(20 * 1024))
+    r = subprocess.run(["curl", "-s", "-m", "15", "-H", "Expect:", "-o", "/dev/null", "-w", "%{http_code}",
+                        "--data-binary", "@-", f"http://{host}/"], input=body, capture_output=True)
+    if r.stdout != b"200":
+        sys.exit(f"{when}: a POST of 20 KiB got no answer (curl exit {r.returncode}, "
+                 f"status {r.stdout.decode(errors='replace') or 'none'})")
+
+link = Link(tap, neighbour_address(host), host)
+conns = [Connection(link, 80, sport=41000 + k, wscale=7) for k in range(CONNS)]
+plans = {}
+for c in conns:
+    c.connect(window=0)
+    c.send(b"GET /bytes/1073741824 HTTP/1.1\r\nHost: x\r\n\r\n", window=0)
+    if not c.wait_acked(c.snd_nxt, 10):
+        sys.exit(f"port {c.sport}: the request was never acknowledged")
+    base, right = c.snd_nxt, c.right_edge()
+    plans[c] = (base, [PIECE] * (seq_diff(right, base) // PIECE))
+print(f"{CONNS} requests acknowledged under a zero window; each window "
+      f"{len(plans[conns[0]][1]) * PIECE} bytes or more: {len(plans[conns[0]][1])} pieces of {PIECE}")
+
+# All eight by turns, as lib/rawtcp.py's push does for one: a burst on each
+# connection from where the guest's ack for it stands (go-back-N), then the
+# guest's answers read for all of them until each burst is acknowledged or
+# `timeout` s pass. A connection stops when all its pieces are acknowledged,
+# or when three bursts in a row moved its ack no further (the guest stopped
+# taking its bytes).
+def push_all(burst=32, timeout=2.0, stall_limit=3):
+    st = {}
+    for c, (start, sizes) in plans.items():
+        pieces, at = [], start
+        for n in sizes:
+            pieces.append((at, n))
+            at = seq_add(at, n)
+        st[c] = {"pieces": pieces, "i": 0, "stalls": 0}
+    def active(c):
+        s = st[c]
+        return s["i"] < len(s["pieces"]) and s["stalls"] < stall_limit and not c.reset_by_peer
+    while any(active(c) for c in conns) and not panicked():
+        goal, before = {}, {}
+        for c in filter(active, conns):
+            s = st[c]
+            group = s["pieces"][s["i"]:s["i"] + burst]
+            before[c] = c.snd_una
+            for seq, n in group:
+                c.send(b"p" * n, seq=seq)
+            goal[c] = seq_add(*group[-1])
+        moving = dict(goal)
+        end = time.monotonic() + timeout
+        while moving and time.monotonic() < end:
+            link.read(end - time.monotonic(), until=lambda: bool(link.pending))
+            for c in conns:
+                c.poll(0)
+            link.pending.clear()  # none of these connections'
+            moving = {c: g for c, g in moving.items() if seq_diff(c.snd_una, g) < 0}
+        for c in goal:
+            s = st[c]
+            s["stalls"] = 0 if seq_diff(c.snd_una, before[c]) > 0 else s["stalls"] + 1
+            while s["i"] < len(s["pieces"]) and seq_diff(c.snd_una, seq_add(*s["pieces"][s["i"]])) >= 0:
+                s["i"] += 1
+    return {c: st[c]["i"] for c in conns}
+
+took = push_all()
+if panicked():
+    sys.exit("the guest panicked under the attack")
+print("pieces acknowledged per connection: " + ", ".join(
+    f"{took[c]}/{len(plans[c][1])}" for c in conns) + f" ({sum(took.values())} in all)")
+for c in conns:
+    if c.reset_by_peer:
+        sys.exit(f"port {c.sport}: the guest reset an attacker's connection")
+    if took[c] == 0:
+        sys.exit(f"port {c.sport}: the guest took none of the attacker's pieces")
+
+refused, pool, lent = counters()
+print(f"while the {CONNS} connections hold their data: {guard_name} {refused}; "
+      f"receive buffers held: {pool} pool pbufs, {lent} lent")
+
+# Other clients first (what the guard is for), then its count.
+for _ in range(3):
+    served(f"the {CONNS} attackers' connections holding")
+uploaded(f"the {CONNS} attackers' connections holding")
+for c in conns:
+    c.poll(0.1)
+    if c.reset_by_peer:
+        sys.exit(f"port {c.sport}: the guest reset an attacker's connection")
+print(f"3 other clients and a POST of 20 KiB served while the {CONNS} connections hold their data")
+if refused < 1:
+    sys.exit(f"no attacker's piece refused for memory pressure ({guard_name} {refused})")
+for c in conns:
+    c.reset()
+served("after the attacker's resets")
+uploaded("after the attacker's resets")
+print("served after the attacker's resets")
+PY
+
+	uk_tap_stop
+	[ "$UK_RC" = 0 ] || fail "exit status $UK_RC"
+	! grep '^panic:' "$UK_TMP/console" || fail "the guest panicked"
+	# The last of each line: those of the Ctrl-T during the attack come before.
+	grep '^sockets: open' "$UK_TMP/console" | tail -n 1 | grep -Eq '^sockets: open 0,' || fail "sockets left open"
+	grep '^pools:' "$UK_TMP/console" | tail -n 1 |
+		grep -Eq '^pools: .*PBUF_POOL 0;.* rx-lent 0; tcp-sockets 0 udp-sockets 0;' || fail "pools not back at exit"
+	n=$(sed -nE "/$GUARD_LINE/s/.*$GUARD_NAME ([0-9]+).*/\1/p" "$UK_TMP/console" | tail -n 1)
+	echo "counted at exit: $GUARD_NAME ${n:-(no such counter)}"
+	[ "${n:-0}" -ge 1 ] || fail "no attacker's segment counted as refused ($GUARD_LINE ... $GUARD_NAME N)"
+}
+
+FIFO_DIR=$(mktemp -d)
+trap 'rm -rf "$FIFO_DIR"' EXIT
+images=("$ROOT/$BUILD/apps/httpd.elf")
+if [ -f "$ROOT/$BUILD/apps/httpd-all.elf" ]; then
+	images+=("$ROOT/$BUILD/apps/httpd-all.elf")
+else
+	echo "(no $BUILD/apps/httpd-all.elf: the release build is not attacked)"
+fi
+for image in "${images[@]}"; do
+	(attack "$image") || exit $?
+done
+echo "all good"
