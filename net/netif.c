@@ -278,7 +278,9 @@ bool net_rx_memory_short(void)
 	const struct stats_mem *pool = lwip_stats.memp[MEMP_PBUF_POOL];
 	unsigned total = vnet_rx_reserve_size() + pool->avail;
 	unsigned held = vnet_rx_buffers_held() + pool->used;
-	return 4 * held >= 3 * total;
+	/* Or half of lwIP's heap, where the sockets' chunks of small pieces
+	 * live beside every segment we send: it must keep room for those. */
+	return 4 * held >= 3 * total || 2 * lwip_stats.mem.used >= lwip_stats.mem.avail;
 }
 
 /* Whether frame `fr` is a TCP segment with SYN set (a plain IPv4 header is

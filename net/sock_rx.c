@@ -50,7 +50,10 @@ static bool rx_copy_in(struct sock *s, struct pbuf *p, size_t len)
 	size_t room = s->rx_tail ? s->rx_tail_room : 0;
 	struct pbuf *chunk = NULL;
 	if (len > room) {
-		if (s->rx_bufs + 1u > SOCK_RX_BUFS_MAX)
+		/* A new chunk is a buffer like any other: past the bounds,
+		 * sock_rx_queue refuses the piece (and counts it). */
+		if (s->rx_bufs + 1u > SOCK_RX_BUFS_MAX ||
+		    (s->rx_bufs + 1u > SOCK_RX_BUFS_FAIR && net_rx_memory_short()))
 			return false;
 		chunk = pbuf_alloc(PBUF_RAW, SOCK_RX_CHUNK, PBUF_RAM);
 		if (!chunk)

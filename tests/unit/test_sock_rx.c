@@ -104,6 +104,30 @@ static void test_pressure_refuses_then_recovers(void **state)
 	read_pattern(s, 0, total); /* blocking reads: lwIP retries, the peer resends */
 }
 
+/* 3b. Under pressure small pieces take no more chunks past the share either:
+ * chunks live in lwIP's heap, which must keep room for what we send. */
+static void test_pressure_bounds_chunks(void **state)
+{
+	(void)state;
+	int c, s;
+	make_pair(7106, &c, &s);
+	nodelay_on(c);
+	loopnet_memory_short = true;
+	uint64_t refused = net_counters.rx_pressure_refused;
+	size_t total = 0;
+	uint8_t buf[600];
+	for (int i = 0; i < 4 * SOCK_RX_BUFS_FAIR; i++) {
+		fill_pattern(buf, sizeof buf, total);
+		assert_int_equal(write(c, buf, sizeof buf), (ssize_t)sizeof buf);
+		total += sizeof buf;
+		pump();
+	}
+	assert_true(net_counters.rx_pressure_refused > refused);
+	assert_true(probe_rx_bufs(s) <= SOCK_RX_BUFS_FAIR);
+	loopnet_memory_short = false;
+	read_pattern(s, 0, total);
+}
+
 /* 4. close() with more unread than 64 KiB: the whole window goes back first,
  * so lwIP closes with a FIN, not a reset, and our answer arrives whole. */
 static void test_close_with_much_unread(void **state)
@@ -160,6 +184,7 @@ int main(void)
 		T(test_small_segments_coalesced),
 		T(test_large_pieces_not_copied),
 		T(test_pressure_refuses_then_recovers),
+		T(test_pressure_bounds_chunks),
 		T(test_close_with_much_unread),
 		T(test_shut_rd_reopens_window),
 	};
