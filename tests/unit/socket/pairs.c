@@ -98,6 +98,7 @@ int socket_test_setup(void **state)
 	fake_signal_at_ns = UINT64_MAX;
 	fake_signals_run = 0;
 	loopnet_lose_data_from(0, 0);
+	loopnet_memory_short = false;
 	seglog_clear();
 	return 0;
 }
