@@ -6,6 +6,7 @@
  * for a number makes the reader supply it (kopt_number_or), so the table
  * and the code cannot disagree about who decides.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include "cmdline.h"
@@ -184,7 +185,7 @@ static int parse_number(const char *s, long *n)
 		if (*s < '0' || *s > '9')
 			return -1;
 		unsigned digit = (unsigned)(*s - '0');
-		if (magnitude > ((unsigned long)__LONG_MAX__ - digit) / 10)
+		if (magnitude > ((unsigned long)LONG_MAX - digit) / 10)
 			return -1;
 		magnitude = magnitude * 10 + digit;
 	}
