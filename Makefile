@@ -115,6 +115,7 @@ help:
 	@echo '  soak                 a long run that must fail no request and leak nothing'
 	@echo '  linux-guest          the Linux guest (Debian kernel, our init and httpd)'
 	@echo '  variants             every named variant; list-variants names them'
+	@echo '  kernel-options-doc   write docs/kernel-options.md from the options table (kernel/options.c)'
 	@echo '  clean                remove build/; distclean also removes deps/'
 	@echo 'Settings:'
 	@echo '  V=1                  print full commands instead of "  CC  file" lines'
