@@ -21,11 +21,10 @@ checksums fixed by the harness (0x01), since our ISN is not known here;
 everything else is a valid frame as it stands, checksums included, so
 mutations start from frames that get in.
 
-Two seeds crash the code they were written against, on purpose: they are
-issue 36's bugs, and their replays in make test-unit fail until the fixes
-land: ooseq_beyond_window and ooseq_beyond_window_scaled (lwIP's "tcp_receive:
-ooseq tcplen > rcv_wnd"), tiny_segments_no_read (the harness's bound on the
-pbufs one socket holds, RX_PBUFS_PER_SOCKET_MAX).
+Three seeds are issue 36's bugs and crashed the code before its fixes
+(5cf3145, 3387b91): ooseq_beyond_window and ooseq_beyond_window_scaled
+(lwIP's "tcp_receive: ooseq tcplen > rcv_wnd"), tiny_segments_no_read (the
+harness's bound on the pbufs one socket holds, RX_PBUFS_PER_SOCKET_MAX).
 """
 import os
 import struct
