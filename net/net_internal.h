@@ -30,7 +30,16 @@ struct net_counters {
 	uint64_t tcp_handshake_deferred;   /* handshake-completing segments dropped: the listener's backlog was full */
 	uint64_t tcp_insane_offset;        /* segments dropped before lwIP's "insane offset" assert */
 	uint64_t tcp_last_ack_renewed;     /* LAST_ACK pcbs holding unacked segments whose 2*MSL clock was restarted */
-	uint64_t tcp_beyond_window;        /* out-of-order segments reaching past the window: dropped (tcp_hooks.c) */
+	/* Frames and segments dropped (or state repaired) before lwIP could
+	 * assert on them (tcp_hooks.c, netif.c; docs/hardening.md lists them). */
+	uint64_t tcp_beyond_window;        /* out-of-order segments reaching past the window */
+	uint64_t tcp_past_fin;             /* segments with data past a FIN queued out of order */
+	uint64_t tcp_mss_not_syn;          /* MSS options on segments without SYN */
+	uint64_t tcp_bad_syn;              /* SYNs in SYN_RCVD that are not the first SYN again */
+	uint64_t tcp_wnd_max_floor;        /* repair: a SYN's window below 2 raised to two segments */
+	uint64_t tcp_persist_stopped;      /* repair: persist timers running with nothing unsent */
+	uint64_t rx_drop_empty_fragment;   /* IPv4 fragments that carry nothing */
+	uint64_t rx_drop_short_arp;        /* ARP frames shorter than the ARP header */
 	/* What one connection may hold of the receive buffers (sock_rx.c). */
 	uint64_t rx_coalesced;             /* small pieces copied onto a socket's queue, their buffers freed */
 	uint64_t rx_coalesced_bytes;       /* their bytes */

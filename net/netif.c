@@ -322,12 +322,45 @@ static bool input_frame(struct netif *netif, const struct vnet_frame *fr)
 	return true;
 }
 
+/* Frames lwIP would take into a state it asserts on, or read past: the
+ * counter to charge, or NULL when the frame may go in.
+ *  - An IPv4 fragment that carries nothing (MF or an offset, and a total
+ *    length of just its header): reassembly accepts it and ends the
+ *    datagram's chain with an empty pbuf, a shape that etharp_query (an
+ *    echo reply to an unresolved sender) and pbuf_clone (a reply with more
+ *    pieces than the device takes) assert on.
+ *  - An ARP frame too short for the ARP header, which etharp_input reads
+ *    without checking the length. */
+static uint64_t *frame_refused(const struct vnet_frame *fr)
+{
+	const u8_t *f = fr->piece[0].base;
+	size_t first = fr->piece[0].len;
+	if (first < SIZEOF_ETH_HDR)
+		return NULL; /* ethernet_input drops it */
+	unsigned type = be16(f + 12);
+	if (type == ETHTYPE_ARP && fr->len < SIZEOF_ETH_HDR + SIZEOF_ETHARP_HDR)
+		return &net_counters.rx_drop_short_arp;
+	if (type != ETHTYPE_IP || first < SIZEOF_ETH_HDR + IP_HLEN)
+		return NULL; /* not IPv4, or its header not in hand: ip4_input drops it */
+	const u8_t *ip = f + SIZEOF_ETH_HDR;
+	bool fragment = (be16(ip + 6) & 0x3fff) != 0; /* MF, or an offset */
+	if (fragment && be16(ip + 2) <= (ip[0] & 15) * 4u)
+		return &net_counters.rx_drop_empty_fragment;
+	return NULL;
+}
+
 void net_netif_deliver(void *ctx, const struct vnet_frame *fr)
 {
 	struct netif *netif = ctx;
 	trace_mark(TP_FRAME);
 	if (fr->len > (fr->gso_size ? ETH_GSO_MAX_RX : ETH_FRAME_MAX_RX)) {
 		net_counters.rx_drop_too_long++;
+		LINK_STATS_INC(link.drop);
+		return;
+	}
+	uint64_t *refused = frame_refused(fr);
+	if (refused) {
+		(*refused)++;
 		LINK_STATS_INC(link.drop);
 		return;
 	}

@@ -145,24 +145,109 @@ static bool insane_offset(const struct tcp_pcb *pcb, const struct tcp_hdr *hdr, 
  * peer, one connection, a few hundred segments, and the guest stops. The
  * window's right edge (rcv_nxt + rcv_wnd) never moves left, so a sender that
  * keeps to what we advertised never sends past it; such a segment is
- * dropped here (counted) and the peer sends it again within the window. An
- * in-order segment (seqno == rcv_nxt) lwIP trims itself; one that starts
- * beyond the window lwIP drops and acknowledges itself. */
+ * dropped here (counted) and the peer sends it again within the window. The
+ * test for "queued out of order" is lwIP's own, wrap included: with a zero
+ * window it passes one sequence number, rcv_nxt + 2^31 - 1. An in-order
+ * segment (seqno == rcv_nxt) lwIP trims itself; one outside the window lwIP
+ * drops and acknowledges itself. */
 static bool ooseq_beyond_window(const struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const struct pbuf *p)
 {
 	if (pcb->state < SYN_RCVD || pcb->state == TIME_WAIT)
 		return false;
 	u32_t len = p->tot_len + ((TCPH_FLAGS(hdr) & (TCP_SYN | TCP_FIN)) ? 1 : 0);
 	u32_t seqno = hdr->seqno; /* host order by now */
-	u32_t right_edge = pcb->rcv_nxt + pcb->rcv_wnd;
-	return len > 0 && TCP_SEQ_GT(seqno, pcb->rcv_nxt) && TCP_SEQ_LT(seqno, right_edge) &&
-	       TCP_SEQ_GT(seqno + len, right_edge);
+	if (len == 0 || seqno == pcb->rcv_nxt ||
+	    !TCP_SEQ_BETWEEN(seqno, pcb->rcv_nxt, pcb->rcv_nxt + pcb->rcv_wnd - 1))
+		return false;
+	return (uint64_t)(seqno - pcb->rcv_nxt) + len > pcb->rcv_wnd;
+}
+
+/* When a segment covers one queued out of order that carries the peer's
+ * FIN, lwIP moves the FIN onto it (tcp_oos_insert_segment, and the same on
+ * the in-order path): the segment grows by one sequence number past its own
+ * end. One that ended exactly at the window's edge then reaches past it, and
+ * lwIP asserts when it is taken ("tcplen > rcv_wnd", in order or from the
+ * queue). Nothing a peer may send lies past its own FIN: a segment with data
+ * beyond the queued FIN is dropped. A FIN segment is always the queue's last
+ * (lwIP frees what follows one and appends nothing after it). Only states
+ * that still take data (below CLOSE_WAIT) queue out of order. */
+static bool past_queued_fin(const struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const struct pbuf *p)
+{
+	if (pcb->state < SYN_RCVD || pcb->state >= CLOSE_WAIT || !pcb->ooseq || p->tot_len == 0)
+		return false;
+	const struct tcp_seg *last = pcb->ooseq;
+	while (last->next)
+		last = last->next;
+	if (!(TCPH_FLAGS(last->tcphdr) & TCP_FIN))
+		return false;
+	u32_t fin = last->tcphdr->seqno + last->len; /* queued headers are in host order */
+	return TCP_SEQ_GT(hdr->seqno + p->tot_len, fin);
+}
+
+/* Whether a segment's options carry option `kind` with length `len` as
+ * lwIP's tcp_parseopt would take it: walked as it walks them (0 ends, 1 is
+ * one byte, a length below 2 or past the options stops the walk). The
+ * options are opt1len bytes after the fixed header, then the rest in opt2
+ * (a second pbuf). */
+static bool has_option(const struct tcp_hdr *hdr, u16_t optlen, u16_t opt1len, const u8_t *opt2, u8_t kind,
+		       u8_t len)
+{
+	const u8_t *opt1 = (const u8_t *)hdr + TCP_HLEN;
+	u16_t i = 0;
+	while (i < optlen) {
+		u8_t k = i < opt1len ? opt1[i] : opt2[i - opt1len];
+		if (k == LWIP_TCP_OPT_EOL)
+			return false;
+		if (k == LWIP_TCP_OPT_NOP) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= optlen)
+			return false;
+		u8_t n = i + 1 < opt1len ? opt1[i + 1] : opt2[i + 1 - opt1len];
+		if (k == kind)
+			return n == len && i + len <= optlen;
+		if (n < 2)
+			return false;
+		i = (u16_t)(i + n);
+	}
+	return false;
+}
+
+/* lwIP takes an MSS option from any segment, not only a SYN (RFC 9293 allows
+ * it only there). A peer that lowers our MSS after data is queued breaks the
+ * invariants of tcp_write ("mss_local is too small", "inconsistent oversize
+ * vs. space") and of the persist timer's split ("split <= mss", "Can't split
+ * segment into length 0"): each an assertion. Such a segment is dropped. */
+static bool mss_not_on_syn(const struct tcp_hdr *hdr, u16_t optlen, u16_t opt1len, const u8_t *opt2)
+{
+	return !(TCPH_FLAGS(hdr) & TCP_SYN) && optlen &&
+	       has_option(hdr, optlen, opt1len, opt2, LWIP_TCP_OPT_MSS, LWIP_TCP_OPT_LEN_MSS);
+}
+
+/* A SYN in SYN_RCVD is either the client's own SYN again, which lwIP answers
+ * with the SYN-ACK, or nonsense: lwIP takes a window-scale option from it
+ * although the SYN-ACK already sent (built from the first SYN) offered none,
+ * and a SYN with ACK passes the handshake with its data misplaced by one
+ * byte (tcp_receive trims a data byte for the SYN). Passive opens are the
+ * only way into SYN_RCVD here (lwIP has no simultaneous open), so a SYN
+ * with ACK, or one whose sequence number is not the first SYN's, or one
+ * that asks for window scaling the first did not, is dropped. */
+static bool bad_syn_in_synrcvd(const struct tcp_pcb *pcb, const struct tcp_hdr *hdr, u16_t optlen, u16_t opt1len,
+			       const u8_t *opt2)
+{
+	u8_t flags = TCPH_FLAGS(hdr);
+	if (pcb->state != SYN_RCVD || !(flags & TCP_SYN))
+		return false;
+	if ((flags & TCP_ACK) || hdr->seqno != pcb->rcv_nxt - 1)
+		return true;
+	return !(pcb->flags & TF_WND_SCALE) && optlen &&
+	       has_option(hdr, optlen, opt1len, opt2, LWIP_TCP_OPT_WS, LWIP_TCP_OPT_LEN_WS);
 }
 
 err_t net_tcp_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen,
 		       u16_t opt1len, u8_t *opt2, struct pbuf *p)
 {
-	(void)optlen, (void)opt1len, (void)opt2;
 	if (insane_offset(pcb, hdr, p)) {
 		net_counters.tcp_insane_offset++;
 		return ERR_ABRT; /* tcp_input frees it */
@@ -170,6 +255,28 @@ err_t net_tcp_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen,
 	if (ooseq_beyond_window(pcb, hdr, p)) {
 		net_counters.tcp_beyond_window++;
 		return ERR_ABRT;
+	}
+	if (past_queued_fin(pcb, hdr, p)) {
+		net_counters.tcp_past_fin++;
+		return ERR_ABRT;
+	}
+	if (mss_not_on_syn(hdr, optlen, opt1len, opt2)) {
+		net_counters.tcp_mss_not_syn++;
+		return ERR_ABRT;
+	}
+	if (bad_syn_in_synrcvd(pcb, hdr, optlen, opt1len, opt2)) {
+		net_counters.tcp_bad_syn++;
+		return ERR_ABRT;
+	}
+	/* A SYN that offered a window of 0 or 1 leaves snd_wnd_max below 2, and
+	 * tcp_write then takes our MSS as its segment size; a later window of
+	 * 2..2*MSS would shrink that size below segments already queued (an
+	 * assertion in tcp_write). A floor of two segments keeps it where it
+	 * was; snd_wnd_max sizes nothing else in lwIP. A repair, not a drop:
+	 * dropping the window update would stall the peer for good. */
+	if (pcb->state >= SYN_RCVD && pcb->state != TIME_WAIT && pcb->snd_wnd_max < 2) {
+		pcb->snd_wnd_max = 2 * TCP_MSS;
+		net_counters.tcp_wnd_max_floor++;
 	}
 	u8_t flags = TCPH_FLAGS(hdr) & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN);
 	if (pcb->state == LISTEN) {
@@ -239,6 +346,16 @@ void net_tcp_run_timers(void)
 		    (u32_t)(tcp_ticks - pcb->tmr) >= limit) {
 			pcb->tmr = tcp_ticks;
 			net_counters.tcp_last_ack_renewed++;
+		}
+		/* lwIP's persist timer runs while unsent data waits for a window,
+		 * and only tcp_output stops it. Its zero-window probe sends the
+		 * head's first byte; when that was the whole of what was unsent
+		 * and the peer acknowledges it, nothing waits, the timer runs on,
+		 * and the slow timer asserts ("persist ticking with empty send
+		 * buffer"). Stop it, as lwIP's own rule says. */
+		if (pcb->persist_backoff && !pcb->unsent) {
+			pcb->persist_backoff = 0;
+			net_counters.tcp_persist_stopped++;
 		}
 	}
 	sys_check_timeouts();

@@ -82,6 +82,7 @@ struct vnet_stats {
 	uint64_t rx_given_back;         /* lent buffers the stack handed back */
 	uint64_t rx_give_back_bad;      /* hand-backs of buffers not lent (a bug; ignored) */
 	uint64_t rx_post_failed;        /* buffers the ring had no room for (kept in the reserve) */
+	uint64_t rx_drop_empty_buffer;  /* merged frames with a buffer that held no bytes */
 	uint64_t tx_drop_bad_used;      /* tx used entries out of range */
 	uint64_t tx_ring_full;          /* vnet_tx refused: no descriptors */
 	uint64_t tx_too_many_segs;      /* vnet_tx refused: more pieces than fit */

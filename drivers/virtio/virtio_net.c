@@ -414,10 +414,12 @@ void vnet_stats_print(void)
 		on_off(VNET_OFF_RX_TSO4), s->rx_multi_buffer, s->rx_gso, s->rx_csum_valid, s->rx_csum_partial,
 		s->tx_csum, s->tx_gso, s->tx_gso_segments);
 	kprintf("virtio-net: rx lent %lu frames (%lu buffers, given back %lu, held now %u, bad %lu), "
-		"lend refused %lu; rx buffers in reserve %u, in all %u; lending %s; post failed %lu\n",
+		"lend refused %lu; rx buffers in reserve %u, in all %u; lending %s; post failed %lu; "
+		"empty buffers %lu\n",
 		s->rx_lent, s->rx_lent_bufs, s->rx_given_back, vnet_rx_buffers_held(), s->rx_give_back_bad,
 		s->rx_lend_refused,
-		vnet_dev.rx_nfree, vnet_dev.rx_nbufs, vnet_dev.rx_lend_on ? "on" : "off", s->rx_post_failed);
+		vnet_dev.rx_nfree, vnet_dev.rx_nbufs, vnet_dev.rx_lend_on ? "on" : "off", s->rx_post_failed,
+		s->rx_drop_empty_buffer);
 	kprintf("virtio-net: rx lost kicks repaired %lu; tx lost kicks repaired %lu; "
 		"tx watchdog kicks %lu (lost %lu, late %lu); rx lost interrupts %lu; kicks dropped %lu; repair %s; "
 		"barrier %s (reads %lu)\n",

@@ -275,10 +275,18 @@ static int take_buffer(struct rx_gather *g, unsigned *skip, uintptr_t slot, uint
 	const struct virtio_net_hdr *h = (const void *)rx_buf(slot);
 	if (g->need) { /* the next buffer of a frame being gathered */
 		g->slot[g->have] = slot;
-		if (len == VQ_BAD_LEN)
+		if (len == VQ_BAD_LEN) {
 			g->bad = true;
-		else
+		} else if (len == 0) {
+			/* A merged frame's buffer with nothing in it: QEMU never
+			 * returns one, and a frame lent as pbufs would end in an
+			 * empty pbuf, a chain lwIP asserts on when it queues or
+			 * clones it (docs/hardening.md). */
+			g->bad = true;
+			vnet_dev.st.rx_drop_empty_buffer++;
+		} else {
 			g->piece[g->have] = (struct vnet_seg){ rx_buf(slot), len }, g->len += len;
+		}
 		if (++g->have < g->need)
 			return 0;
 		return finish_gather(g, deliver, ctx, reposted);
