@@ -37,6 +37,7 @@ deps: $(PKG_STAMP) $(LWIP_STAMP) $(NEWLIB_STAMP)
 
 include mk/variants.mk
 include mk/toolchain.mk
+include boot/boot.mk
 include loader/loader.mk
 include kernel/kernel.mk
 include drivers/virtio/virtio.mk

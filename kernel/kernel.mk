@@ -1,12 +1,13 @@
-# kernel.mk: the kernel library every image links with.
+# kernel.mk: the kernel library every image links with. It takes in the
+# kernel's build of boot/'s memory-map arithmetic (boot/boot.mk).
 
 KERNEL_SRCS := kernel/start.S kernel/isr.S kernel/main.c kernel/cpu.c kernel/trap.c \
-               kernel/symbols.c kernel/console.c kernel/memmap.c kernel/physmem.c kernel/mem.c \
+               kernel/symbols.c kernel/console.c kernel/physmem.c kernel/mem.c \
                kernel/clock.c kernel/lapic.c kernel/ioapic.c kernel/timerq.c kernel/timer.c \
                kernel/pci.c kernel/cmdline.c kernel/fd.c kernel/syscalls.c kernel/stats.c \
                kernel/executor.c kernel/spinwin.c kernel/trace.c kernel/poll.c kernel/signal.c \
                kernel/options.c
-KERNEL_OBJS := $(KERNEL_SRCS:%=$(BUILD)/%.o)
+KERNEL_OBJS := $(KERNEL_SRCS:%=$(BUILD)/%.o) $(BOOT_KERNEL_OBJS)
 KERNEL_LIB  := $(BUILD)/kernel/libkernel.a
 
 $(BUILD)/kernel/%.c.o: kernel/%.c mk/toolchain.mk | $(NEWLIB_STAMP)

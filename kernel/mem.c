@@ -21,7 +21,7 @@
 #include <reent.h>
 #include "kernel.h"
 #include "mem.h"
-#include "memmap.h"
+#include "boot/memmap.h"
 #include "physmem.h"
 
 #define PTE_P   0x001ULL

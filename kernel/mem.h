@@ -6,7 +6,7 @@
 #define MEM_H
 
 #include <stdint.h>
-#include "loader/bootinfo.h"
+#include "boot/bootinfo.h"
 
 void kmem_init(const struct bootinfo *bi);
 /* One line (the `verbose` option): RAM, its ranges, where the heap and the

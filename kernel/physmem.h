@@ -6,7 +6,7 @@
 #define PHYSMEM_H
 
 #include <stdint.h>
-#include "memmap.h"
+#include "boot/memmap.h"
 
 /* More than memmap can make of the loader's map: each usable entry, and one
  * more per hole punched into them (non-usable entries, the ranges in use). */

@@ -4,7 +4,7 @@
  * linear scan, which is fine for the panic path it serves.
  */
 #include <stddef.h>
-#include "loader/elf64.h"
+#include "boot/elf64.h"
 #include "symbols.h"
 
 static const Elf64_Sym *symtab;

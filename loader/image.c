@@ -6,7 +6,7 @@
  * or hostile file must produce a reason, never a wild copy.
  */
 #include <stddef.h>
-#include "elf64.h"
+#include "boot/elf64.h"
 #include "image.h"
 
 /* a + b without wrap-around; 0 on overflow (never a valid end here). */

@@ -9,7 +9,7 @@
 #define IMAGE_H
 
 #include <stdint.h>
-#include "bootinfo.h"
+#include "boot/bootinfo.h"
 
 #define IMAGE_MAX_SEGMENTS 16
 #define IMAGE_ADDR_LIMIT   0x100000000ULL /* the loader maps the first 4 GiB */

@@ -11,11 +11,11 @@
  */
 #include <stddef.h>
 #include <stdint.h>
-#include "bootinfo.h"
+#include "boot/bootinfo.h"
+#include "boot/elf64.h"
+#include "boot/memmap.h"
 #include "cpu.h"
-#include "elf64.h"
 #include "image.h"
-#include "kernel/memmap.h"
 #include "multiboot.h"
 #include "paging.h"
 

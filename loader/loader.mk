@@ -5,8 +5,8 @@
 LOADER        := $(BUILD)/loader/loader.elf
 LOADER64      := $(BUILD)/loader/loader64.elf
 LOADER_SRCS   := loader/entry.S loader/loader.c loader/cpu.c loader/image.c loader/paging.c
-# The kernel's memory-map arithmetic (pure C) finds the loader's free pages too.
-LOADER_OBJS   := $(LOADER_SRCS:%=$(BUILD)/%.o) $(BUILD)/loader/memmap.c.o
+# The memory map's free ranges (boot/boot.mk) find the loader's free pages.
+LOADER_OBJS   := $(LOADER_SRCS:%=$(BUILD)/%.o) $(BOOT_LOADER_OBJS)
 LOADER_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
                  -mgeneral-regs-only -mcmodel=small -fno-stack-protector -fno-builtin \
                  -Wall -Wextra -Werror -MMD -MP -I. -Iloader
@@ -14,9 +14,6 @@ LOADER_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zon
 $(BUILD)/loader/%.c.o: loader/%.c | $(PKG_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$<)$(KCC) $(LOADER_CFLAGS) -c -o $@ $<
-$(BUILD)/loader/memmap.c.o: kernel/memmap.c | $(PKG_STAMP)
-	@mkdir -p $(@D)
-	$(call say,CC,$< (loader))$(KCC) $(LOADER_CFLAGS) -c -o $@ $<
 $(BUILD)/loader/%.S.o: loader/%.S | $(PKG_STAMP)
 	@mkdir -p $(@D)
 	$(call say,AS,$<)$(KCC) $(LOADER_CFLAGS) -c -o $@ $<

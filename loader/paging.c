@@ -32,7 +32,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
-#include "elf64.h"
+#include "boot/elf64.h"
 #include "paging.h"
 
 #define PTE_P    0x001ULL

@@ -6,8 +6,8 @@
 #define PAGING_H
 
 #include <stdint.h>
+#include "boot/memmap.h"
 #include "image.h"
-#include "kernel/memmap.h"
 
 /*
  * 4 KiB page tables the hand-over map may use, each splitting one 2 MiB page

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "loader/elf64.h"
+#include "boot/elf64.h"
 #include "loader/image.h"
 
 #define MB (1ULL << 20)

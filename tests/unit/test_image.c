@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "loader/elf64.h"
+#include "boot/elf64.h"
 #include "loader/image.h"
 
 #define MB (1ULL << 20)

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <cmocka.h>
-#include "kernel/memmap.h"
+#include "boot/memmap.h"
 
 #define KB 1024ULL
 #define MB (1024 * KB)

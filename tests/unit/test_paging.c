@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "loader/elf64.h"
+#include "boot/elf64.h"
 #include "loader/paging.h"
 
 #define MB (1ULL << 20)

@@ -36,7 +36,7 @@ UNIT_TESTS += image
 UNIT_SRCS_image := loader/image.c
 
 UNIT_TESTS += memmap
-UNIT_SRCS_memmap := kernel/memmap.c
+UNIT_SRCS_memmap := boot/memmap.c
 
 UNIT_TESTS += physmem
 UNIT_SRCS_physmem := kernel/physmem.c
@@ -44,7 +44,7 @@ UNIT_SRCS_physmem := kernel/physmem.c
 # The loader's page tables, at loader.ld's addresses (no PIE, so they are
 # absolute symbols).
 UNIT_TESTS += paging
-UNIT_SRCS_paging := loader/paging.c kernel/memmap.c
+UNIT_SRCS_paging := loader/paging.c boot/memmap.c
 UNIT_CFLAGS_paging := -no-pie -Wl,--defsym=__loader_start=0x100000,--defsym=__loader_text_end=0x102000 \
                       -Wl,--defsym=__loader_rodata_end=0x103000,--defsym=__loader_end=0x11e000
 UNIT_DEPS_paging := loader/paging.h loader/image.h

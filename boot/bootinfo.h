@@ -4,8 +4,9 @@
  * The loader fills one `struct bootinfo` in its own memory and jumps to the
  * image's entry point with its address in %rdi. Everything in it is plain data
  * (no pointers into multiboot structures), so the kernel can use it after it has
- * replaced the loader's page tables. Shared by loader/ and kernel/; this is the
- * ABI between them, so bump BOOTINFO_VERSION on any change.
+ * replaced the loader's page tables. Included by loader/ and kernel/ (boot/
+ * holds what both sides of the hand-over share); this is the ABI between
+ * them, so bump BOOTINFO_VERSION on any change.
  */
 #ifndef BOOTINFO_H
 #define BOOTINFO_H

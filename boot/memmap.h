@@ -1,13 +1,14 @@
 /*
  * memmap.h: turn the firmware's memory map into the list of free physical
- * ranges the kernel may hand out. Pure: runs the same in the kernel and in the
- * host unit tests.
+ * ranges: the loader maps RAM and takes its page tables' pages by it, the
+ * kernel hands out what it finds free. Pure: runs the same in the loader, the
+ * kernel and the host unit tests (each builds memmap.c itself, boot/boot.mk).
  */
 #ifndef MEMMAP_H
 #define MEMMAP_H
 
 #include <stdint.h>
-#include "loader/bootinfo.h"
+#include "bootinfo.h"
 
 struct phys_range {
 	uint64_t start; /* first byte, page aligned */
