@@ -5,7 +5,7 @@
 # turn a clean exit into a failure, and QEMU's own exit 0 (a triple fault, a
 # reset) or a code nobody confirmed never reads as the app's status. The same
 # for the Linux guest: init's exit line and status, and a kernel panic.
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 EXITCHECK=$ROOT/$BUILD/apps/exitcheck.elf
 tmp=$(mktemp -d)
 trap 'kill "$qemu" 2>/dev/null; rm -rf "$tmp"' EXIT

@@ -7,7 +7,7 @@
 # 100). Read from the counters the kernel prints at exit: "parks N; timer
 # reloads N (skipped N)" (kernel/stats.c, kernel/timer.c's arm()) and the
 # timer interrupts.
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 
 boot "$HELLO" -- '-- -s 100'
 expect_rc 0

@@ -2,7 +2,7 @@
 # A page fault prints a readable panic (vector, error code, RIP, CR2,
 # registers, a symbolized backtrace through the app into the kernel) and ends
 # QEMU with the panic status, 70.
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 
 boot "$HELLO" -- 'quiet -- --fault'
 expect_rc 70

@@ -4,7 +4,7 @@
 # exhaustion is ENOMEM from malloc, not a crash; an image larger than the gap
 # below its load address is moved by the loader and still finds its symbols;
 # PCI enumeration sees a virtio-net device with MSI-X.
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -6,7 +6,7 @@
 # an invalid-opcode panic, 70). Long mode, PAE and MSRs are checked in the
 # loader's 32-bit entry, before it enters long mode; the rest (NX: test 06)
 # in its C. RDRAND is optional: without it the canary comes from the TSC.
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 
 check() { # CPU REASON-REGEX
 	QEMU_EXTRA="-cpu $1" boot "$HELLO" -- 'quiet -- -s 0'

@@ -8,4 +8,4 @@ set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
 . "$ROOT/tests/integration/lib/net.sh"
 [ -x "$ROOT/$BUILD/host/httpd-epoll" ] || skip "$ROOT/$BUILD/host/httpd-epoll not built"
-HTTPD_BIN=$ROOT/$BUILD/host/httpd-epoll exec "$ROOT/tests/integration/50-httpd-native.sh"
+HTTPD_BIN=$ROOT/$BUILD/host/httpd-epoll exec "$ROOT/tests/integration/guests/50-httpd-native.sh"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make debug`'s recipe works: QEMU waits on a gdb stub, gdb attaches with the
 # image's symbols, stops at kernel_main and shows a backtrace.
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 command -v gdb >/dev/null || { echo "gdb not installed"; exit 77; }
 port=$((20000 + RANDOM % 20000))
 log=$(mktemp)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # hello prints its argv (quoting and `--` applied by the kernel's command
 # line), the wall-clock time, and exits with the status it was asked for.
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 
 boot "$HELLO" -- 'quiet -- -e 42 "two words" plain'
 expect_rc 42

@@ -2,7 +2,7 @@
 # The virtio-net driver alone: negotiate with QEMU's modern virtio-net-pci,
 # send ARP requests as two-piece descriptor chains and receive the replies,
 # parked on the MSI-X receive interrupt in between.
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 IMAGE=$ROOT/$BUILD/apps/vnet_arp.elf
 
 boot "$IMAGE" --net user -- 'quiet -- 5'

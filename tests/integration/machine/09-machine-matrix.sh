@@ -7,8 +7,8 @@
 # arguments go after qemu-run's own, and a later -cpu or -machine wins (an
 # -smp merges into qemu-run's -smp 1). A CPU model TCG cannot fully give
 # (EPYC) prints warnings on stderr; the statuses are still the app's.
-. "$(dirname "$0")/lib/boot.sh"
-. "$(dirname "$0")/lib/machine.sh"
+. "$(dirname "$0")/../lib/boot.sh"
+. "$(dirname "$0")/../lib/machine.sh"
 
 configs=(
 	"q35|-machine q35|"

@@ -13,7 +13,7 @@
 # boot is tried too when deps/qemu10 and that build are there. Nothing
 # depends on speed.
 set -uo pipefail
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 run=$ROOT/tools/qemu-run
 case "${QEMU:-}" in 10) plugin=$ROOT/$BUILD/plugin/insncount-10.so ;; *) plugin=$ROOT/$BUILD/plugin/insncount-7.2.so ;; esac
 [ -f "$plugin" ] || { echo "$plugin not built (make plugin)"; exit 77; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A bad application image stops in the loader with a one-line reason and exit
 # status 65, never a triple fault (which qemu-run reports as 202) or a hang.
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -2,7 +2,7 @@
 # POSIX behaviour of the socket layer inside the guest (tests/images/sockcheck.c):
 # poll() timeouts with no traffic, TCP_NODELAY round trip, connect refused,
 # errno values, EMFILE and descriptor reuse. Every check must pass.
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 
 boot "$ROOT/$BUILD/apps/sockcheck.elf" --net user -- 'quiet'
 expect '^[0-9]+ passed, 0 failed$'

@@ -7,8 +7,8 @@
 # how much lay above 4 GiB; httpd serves with its virtio rings and buffers
 # from the top of RAM, above 4 GiB, so the device's DMA goes there too. RAM
 # the CPU cannot address (phys-bits=32) is reported in one line, not a crash.
-. "$(dirname "$0")/lib/boot.sh"
-. "$(dirname "$0")/lib/machine.sh"
+. "$(dirname "$0")/../lib/boot.sh"
+. "$(dirname "$0")/../lib/machine.sh"
 MEMCHECK=$ROOT/$BUILD/apps/memcheck.elf
 MiB() { printf '%s\n' "$OUT" | sed -nE "s/$1/\\1/p" | head -n1; }
 at_least() { # WHAT VALUE MIN

@@ -7,7 +7,7 @@
 # app's and whose stderr holds no complaint of QEMU's (7.2's modules refuse
 # to load into 10 and would turn the exit status into QEMU's failure).
 set -uo pipefail
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 run=$ROOT/tools/qemu-run
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -38,7 +38,7 @@ echo "== nothing but qemu-run starts QEMU (committed batch records name the emul
 # tools/nested/mkl1.sh names the binary to pack it into the nested-KVM
 # host, where tools/qemu-run starts it.
 others=$(cd "$ROOT" && git grep -l 'qemu-system-x86_64' -- . ':!README.md' ':!tools/qemu-run' ':!mk/deps.sh' \
-	':!tests/integration/65-qemu-select.sh' ':!bench/results' ':!tools/nested/mkl1.sh' 2>/dev/null)
+	':!tests/integration/bench/65-qemu-select.sh' ':!bench/results' ':!tools/nested/mkl1.sh' 2>/dev/null)
 [ -z "$others" ] || fail "files naming qemu-system-x86_64 besides tools/qemu-run: $others"
 
 q10=$ROOT/deps/qemu10/root

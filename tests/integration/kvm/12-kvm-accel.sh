@@ -4,7 +4,7 @@
 # vmx/svm, as in a VM without nested virtualization) and status 200; left to
 # itself qemu-run picks TCG there. Where KVM can run, hello boots under it and
 # the kernel reads KVM's CPUID signature (cpu_hypervisor()).
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 
 auto=$(env -u ACCEL "$QEMU_RUN" --dry-run "$LOADER" "$HELLO" | grep -o -- '-accel [a-z]*')
 echo "qemu-run picks: $auto"

@@ -9,7 +9,7 @@
 # read-only and executable; no page anywhere both writable and executable;
 # CR0.WP and EFER.NXE on. Then: a CPU without NX is refused, and `verbose`
 # makes the loader count the image's pages.
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 command -v gdb >/dev/null || { echo "gdb not installed"; exit 77; }
 port=$((20000 + RANDOM % 20000))
 tmp=$(mktemp -d)

@@ -7,7 +7,7 @@
 # allowed only the vCPU core, every other thread of QEMU only the other one.
 # Needs two cores and taskset.
 set -uo pipefail
-. "$(dirname "$0")/lib/boot.sh"
+. "$(dirname "$0")/../lib/boot.sh"
 . "$ROOT/bench/placement.sh"
 command -v taskset >/dev/null || { echo "taskset missing"; exit 77; }
 [ "$(nproc)" -ge 2 ] || { echo "one core: nothing to place"; exit 77; }
