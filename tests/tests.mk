@@ -19,8 +19,10 @@
 # UNIT_BASE_CFLAGS (same language level and sanitizers, no warning flags).
 # tests/fuzz/fuzz.mk adds its corpus replays (tests/fuzz/replay.c) to
 # UNIT_BINS, so make test-unit runs them after these tests.
-# An integration test is an executable tests/integration/NN-name.sh: exit 0
-# passes, 77 skips, anything else fails. tests/run-integration runs them all.
+# An integration test is an executable tests/integration/SUBJECT/NN-name.sh
+# (docs/testing.md lists the folders; the number is the test's alone): exit 0
+# passes, 77 skips, anything else fails. tests/run-integration runs them all,
+# or the folders, numbers, paths or name parts in TESTS, and prints KTAP.
 
 HOST_CC      ?= gcc
 UNIT_BASE_CFLAGS := -std=gnu11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -DUNIT_TEST
@@ -51,8 +53,9 @@ test-unit: $(UNIT_BINS)
 test-integration: $(TEST_DEPS)
 	BUILD=$(BUILD) tests/run-integration $(TESTS)
 
-# The benchmark harness's own tests (60-69: its scripts on fixed inputs, its
-# guests and placements), alone; make test runs them with the rest.
-BENCH_TESTS := 60 61 62 63 64 65 66 67 68 69
+# The benchmark harness's own tests (tests/integration/bench, 60-69: its
+# scripts on fixed inputs, its guests and placements), alone; make test runs
+# them with the rest.
+BENCH_TESTS := bench
 test-bench: $(TEST_DEPS)
 	BUILD=$(BUILD) tests/run-integration $(BENCH_TESTS)
