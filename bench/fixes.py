@@ -45,7 +45,7 @@ import reqtrace  # noqa: E402
 from writeup import COMMITS  # noqa: E402
 
 # The switches in the write-up's order, as mk/variants.mk names them
-# (SWITCH_NAMES; tests/integration/61-bench-fixes.sh checks they agree), with
+# (SWITCH_NAMES; tests/integration/bench/61-bench-fixes.sh checks they agree), with
 # the step's name in the tables.
 SWITCHES = [("timed-wait", "timed waits"), ("writev", "writev"), ("nodelay", "NODELAY"),
             ("poll-when-due", "poll when due"), ("egress-list", "egress list"),

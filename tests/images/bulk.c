@@ -1,6 +1,6 @@
 /*
  * bulk: a TCP bulk-transfer server for the offload tests (issue 14,
- * tests/integration/16-19). One poll loop, non-blocking sockets, any number
+ * tests/integration/driver/16-19). One poll loop, non-blocking sockets, any number
  * of connections at once (up to MAX_CONNS):
  *   port 9  sink:   reads until the client's FIN, then answers one line
  *                   "LEN CRC\n" (byte count, CRC-32 of the bytes as zlib

@@ -1,6 +1,6 @@
 /*
  * rxsink: an app that falls behind its network, for the receive-exhaustion
- * test (tests/integration/38-rx-exhaustion-tap.sh). It binds TCP and UDP port
+ * test (tests/integration/hostile/38-rx-exhaustion-tap.sh). It binds TCP and UDP port
  * 9, says "rxsink: ready", and then reads nothing for DELAY seconds while
  * clients send: TCP windows close, the pbuf pool runs dry, the UDP queue
  * overflows, and the layers below drop and count. Then it reads everything:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# basic.sh: our images under KVM (run in L1 by tests/integration/13-kvm-nested.sh
+# basic.sh: our images under KVM (run in L1 by tests/integration/kvm/13-kvm-nested.sh
 # through tools/nested/run-l1): what the kernel does differently there, and
 # each app serving on tap, byte for byte.
 #   - hello: the app's statuses (0, 5), a panic's 70, "hypervisor KVM"; with
