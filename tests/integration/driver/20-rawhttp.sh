@@ -87,18 +87,8 @@ raw_exchange "$port" "$tmp/got" "GET /$(head -c 3000 /dev/zero | tr '\0' a) HTTP
 [ ! -s "$tmp/got" ] || die "an over-long request was answered"
 curl -s -m 10 "$url/" >"$tmp/got" && [ "$(wc -c <"$tmp/got")" = 41 ] || die "no answer after bad requests"
 
-ab_check() { # N ab-options...: ab must complete N requests, 0 failed, every answer 2xx
-	local n=$1
-	shift
-	echo "== ab -n $n $*"
-	timeout 120 ab -q -n "$n" -s 10 "$@" "$url/" >"$tmp/ab" 2>&1 || { cat "$tmp/ab"; die "ab failed"; }
-	grep -E '^(Complete|Failed) requests|^Requests per second|^Time taken' "$tmp/ab"
-	grep -Eq "^Complete requests: +$n\$" "$tmp/ab" && grep -Eq '^Failed requests: +0$' "$tmp/ab" &&
-		! grep -q '^Non-2xx responses' "$tmp/ab" ||
-		{ cat "$tmp/ab"; die "ab: incomplete, failed or non-2xx requests"; }
-}
-ab_check 2000 -k -c 8
-ab_check 300 -c 1
+ab_load "$url/" 2000 8 -k || die "ab -k -c 8 failed"
+ab_load "$url/" 300 1 || die "ab -c 1 failed"
 
 echo "== shutdown request"
 curl -s -i -m 10 "$url/__shutdown" >"$tmp/got" || die "no answer to the shutdown request"
