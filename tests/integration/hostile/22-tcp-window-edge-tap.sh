@@ -16,49 +16,23 @@
 # once for every image, stay in it).
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib/net.sh"
+. "$ROOT/tests/integration/lib/hostile.sh"
 command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
 
-# The guard's counter on the console at exit (net/stats.c): the line it is on
-# and its name before the number.
-GUARD_LINE='^net: guards:' GUARD_NAME='beyond window'
-
-# On a failure: a guest still running is asked for its counters (Ctrl-T on
-# its console input); the console's last lines, any panic, then FAIL.
-guest_failed() {
-	if guest_alive "$UK_PID"; then
-		printf '\x14' >&"$GUEST_CONSOLE_FD"
-		guest_wait_console "$UK_TMP/console" '^pools:' 10 "$UK_PID" || true
-	fi
-	tr -d '\r' <"$UK_TMP/console" >"$UK_TMP/c"
-	tail -n 40 "$UK_TMP/c"
-	grep -m1 '^panic:' "$UK_TMP/c" && fail "$1: the guest panicked"
-	fail "$1"
-}
-
+# At exit the guard's counter (net/stats.c, "net: guards:" on the console),
+# "beyond window", must show the segment refused.
 attack() {
-	local image=$1 n
-	echo "== $(basename "$image")"
-	guest_console_in "$FIFO_DIR/console-in" || fail "no fifo for the console input"
-	# Deadlines (-t, -w) far beyond the test: the attacker's connection
-	# stays until its own reset.
-	uk_tap_start "$image" "-p 80 -s -t 60 -w 60"
-	guest_wait_http "$UK_URL/" 60 "$UK_PID" || guest_failed "no HTTP answer"
+	hostile_boot "$1"
 
-	"${NET_EXEC[@]}" python3 - "$NETNS_TAP" "$NETNS_GUEST_IP" "$ROOT/tests/integration/lib" "$UK_TMP/console" <<'PY' || guest_failed "window-edge attack"
-import subprocess, sys
+	"${NET_EXEC[@]}" python3 - "$NETNS_TAP" "$NETNS_GUEST_IP" "$ROOT/tests/integration/lib" "$UK_TMP/console" <<'PY' || hostile_failed "window-edge attack"
+import functools, sys
 tap, host, lib, console = sys.argv[1:5]
 sys.path.insert(0, lib)
+import attack
 from rawtcp import Connection, Link, neighbour_address, seq_add, seq_diff
 
-def panicked():
-    with open(console, errors="replace") as f:
-        return any(line.startswith("panic:") for line in f)
-
-def served(when):
-    out = subprocess.run(["curl", "-s", "-m", "10", f"http://{host}/"], capture_output=True).stdout
-    if not out.endswith(b"a poll()-based server.\n"):
-        sys.exit(f"{when}: another client got no answer ({out[:60]!r})")
+panicked = functools.partial(attack.panicked, console)
+served = functools.partial(attack.served, host)
 
 c = Connection(Link(tap, neighbour_address(host), host), 80, wscale=7)
 c.connect(window=0)
@@ -93,24 +67,8 @@ served("after the attacker's reset")
 print("served after the attacker's reset")
 PY
 
-	uk_tap_stop
-	[ "$UK_RC" = 0 ] || fail "exit status $UK_RC"
-	! grep '^panic:' "$UK_TMP/console" || fail "the guest panicked"
-	grep -Eq '^sockets: open 0,' "$UK_TMP/console" || fail "sockets left open"
-	n=$(sed -nE "/$GUARD_LINE/s/.*$GUARD_NAME ([0-9]+).*/\1/p" "$UK_TMP/console")
-	echo "counted: $GUARD_NAME ${n:-(no such counter)}"
-	[ "${n:-0}" -ge 1 ] || fail "the segment beyond the window was not counted ($GUARD_LINE ... $GUARD_NAME N)"
+	hostile_exit "beyond window" "the segment beyond the window was not counted"
 }
 
-FIFO_DIR=$(mktemp -d)
-trap 'rm -rf "$FIFO_DIR"' EXIT
-images=("$ROOT/$BUILD/apps/httpd.elf")
-if [ -f "$ROOT/$BUILD/apps/httpd-all.elf" ]; then
-	images+=("$ROOT/$BUILD/apps/httpd-all.elf")
-else
-	echo "(no $BUILD/apps/httpd-all.elf: the release build is not attacked)"
-fi
-for image in "${images[@]}"; do
-	(attack "$image") || exit $?
-done
+hostile_each_image attack
 echo "all good"

@@ -28,52 +28,30 @@
 # attack's alone and each fails on its own.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-. "$ROOT/tests/integration/lib/net.sh"
+. "$ROOT/tests/integration/lib/hostile.sh"
 command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
 
-# The guard's counter on the console (net/stats.c): the line it is on and its
-# name before the number (segments refused because receive memory was short
-# and their socket held more than its fair share).
-GUARD_LINE='^net: guards:' GUARD_NAME='rx pressure refused'
-
-# On a failure: a guest still running is asked for its counters (Ctrl-T on
-# its console input); the console's last lines, any panic, then FAIL.
-guest_failed() {
-	if guest_alive "$UK_PID"; then
-		printf '\x14' >&"$GUEST_CONSOLE_FD"
-		guest_wait_console "$UK_TMP/console" '^pools:' 10 "$UK_PID" || true
-	fi
-	tr -d '\r' <"$UK_TMP/console" >"$UK_TMP/c"
-	tail -n 40 "$UK_TMP/c"
-	grep -m1 '^panic:' "$UK_TMP/c" && fail "$1: the guest panicked"
-	fail "$1"
-}
+# The guard's counter (net/stats.c, "net: guards:" on the console): segments
+# refused because receive memory was short and their socket held more than
+# its fair share.
+GUARD_NAME='rx pressure refused'
 
 attack() {
-	local image=$1 n
-	echo "== $(basename "$image")"
-	guest_console_in "$FIFO_DIR/console-in" || fail "no fifo for the console input"
-	# Deadlines (-t, -w) far beyond the test: the attacker's connections
-	# stay until their own resets.
-	uk_tap_start "$image" "-p 80 -s -t 60 -w 60"
-	guest_wait_http "$UK_URL/" 60 "$UK_PID" || guest_failed "no HTTP answer"
+	hostile_boot "$1"
 
 	"${NET_EXEC[@]}" python3 - "$NETNS_TAP" "$NETNS_GUEST_IP" "$ROOT/tests/integration/lib" \
-		"$UK_TMP/console" "$FIFO_DIR/console-in" "$GUARD_NAME" <<'PY' || guest_failed "receive-pinning attack, 8 connections"
-import re, subprocess, sys, time
+		"$UK_TMP/console" "$HOSTILE_CONSOLE_IN" "$GUARD_NAME" <<'PY' || hostile_failed "receive-pinning attack, 8 connections"
+import functools, re, subprocess, sys, time
 tap, host, lib, console, console_in, guard_name = sys.argv[1:7]
 sys.path.insert(0, lib)
+import attack
 from rawtcp import Connection, Link, neighbour_address, seq_add, seq_diff
 
 CONNS, PIECE = 8, 1025
-HELLO = b"Hello from httpd, a poll()-based server.\n"
 
-def console_lines():
-    with open(console, errors="replace") as f:
-        return [line.rstrip("\r\n") for line in f]
-
-def panicked():
-    return any(line.startswith("panic:") for line in console_lines())
+console_lines = functools.partial(attack.console_lines, console)
+panicked = functools.partial(attack.panicked, console)
+served = functools.partial(attack.served, host)
 
 def counters():
     """The guest's counters now (Ctrl-T on its console input): the guard's
@@ -93,11 +71,6 @@ def counters():
             return refused, pool, lent
         time.sleep(0.2)
     sys.exit("the guest printed no counters on Ctrl-T")
-
-def served(when):
-    out = subprocess.run(["curl", "-s", "-m", "10", f"http://{host}/"], capture_output=True).stdout
-    if not out.endswith(HELLO):
-        sys.exit(f"{when}: another client got no answer ({out[:60]!r})")
 
 def uploaded(when):
     body = bytes(i % 251 for i in range(20 * 1024))
@@ -194,27 +167,8 @@ uploaded("after the attacker's resets")
 print("served after the attacker's resets")
 PY
 
-	uk_tap_stop
-	[ "$UK_RC" = 0 ] || fail "exit status $UK_RC"
-	! grep '^panic:' "$UK_TMP/console" || fail "the guest panicked"
-	# The last of each line: those of the Ctrl-T during the attack come before.
-	grep '^sockets: open' "$UK_TMP/console" | tail -n 1 | grep -Eq '^sockets: open 0,' || fail "sockets left open"
-	grep '^pools:' "$UK_TMP/console" | tail -n 1 |
-		grep -Eq '^pools: .*PBUF_POOL 0;.* rx-lent 0; tcp-sockets 0 udp-sockets 0;' || fail "pools not back at exit"
-	n=$(sed -nE "/$GUARD_LINE/s/.*$GUARD_NAME ([0-9]+).*/\1/p" "$UK_TMP/console" | tail -n 1)
-	echo "counted at exit: $GUARD_NAME ${n:-(no such counter)}"
-	[ "${n:-0}" -ge 1 ] || fail "no attacker's segment counted as refused ($GUARD_LINE ... $GUARD_NAME N)"
+	hostile_exit "$GUARD_NAME" "no attacker's segment counted as refused" pools
 }
 
-FIFO_DIR=$(mktemp -d)
-trap 'rm -rf "$FIFO_DIR"' EXIT
-images=("$ROOT/$BUILD/apps/httpd.elf")
-if [ -f "$ROOT/$BUILD/apps/httpd-all.elf" ]; then
-	images+=("$ROOT/$BUILD/apps/httpd-all.elf")
-else
-	echo "(no $BUILD/apps/httpd-all.elf: the release build is not attacked)"
-fi
-for image in "${images[@]}"; do
-	(attack "$image") || exit $?
-done
+hostile_each_image attack
 echo "all good"

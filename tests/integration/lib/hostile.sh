@@ -1,0 +1,77 @@
+# lib/hostile.sh: the frame of the hand-made TCP attacks (hostile/22-24;
+# sourced). Each attack runs against a fresh httpd on tap, once for
+# httpd.elf and once for the release build httpd-all.elf when it has been
+# built; what it sends is the test's own (Python on lib/rawtcp.py, checks
+# from lib/attack.py).
+#
+# Offers (besides lib/net.sh):
+#   hostile_each_image ATTACK  ATTACK IMAGE for each image, in a subshell of
+#                              its own; stops at the first that fails
+#   hostile_boot IMAGE         "== IMAGE"; a console input fifo
+#                              ($HOSTILE_CONSOLE_IN: Ctrl-T there prints the
+#                              counters); httpd on tap (uk_tap_start) with
+#                              deadlines far beyond the test (-t 60 -w 60), so
+#                              an attacker's connection stays until its own
+#                              reset; waits for its first answer
+#   hostile_failed MSG         a guest still running is asked for its
+#                              counters; the console's last lines, any panic,
+#                              then FAIL
+#   hostile_exit GUARD MSG [pools]
+#                              the shutdown request (uk_tap_stop): exit status
+#                              0, no panic, the exit's sockets line open 0,
+#                              with `pools` every pool back at exit; the
+#                              guard's counter GUARD (its name before the
+#                              number on the console's last "net: guards:"
+#                              line, net/stats.c) at least 1, else FAIL MSG
+
+. "${ROOT:-.}/tests/integration/lib/net.sh"
+
+hostile_failed() {
+	if guest_alive "$UK_PID"; then
+		printf '\x14' >&"$GUEST_CONSOLE_FD"
+		guest_wait_console "$UK_TMP/console" '^pools:' 10 "$UK_PID" || true
+	fi
+	tr -d '\r' <"$UK_TMP/console" >"$UK_TMP/c"
+	tail -n 40 "$UK_TMP/c"
+	grep -m1 '^panic:' "$UK_TMP/c" && fail "$1: the guest panicked"
+	fail "$1"
+}
+
+hostile_boot() {
+	echo "== $(basename "$1")"
+	guest_console_in "$HOSTILE_CONSOLE_IN" || fail "no fifo for the console input"
+	uk_tap_start "$1" "-p 80 -s -t 60 -w 60"
+	guest_wait_http "$UK_URL/" 60 "$UK_PID" || hostile_failed "no HTTP answer"
+}
+
+hostile_exit() {
+	local guard=$1 msg=$2 pools=${3:-} n
+	uk_tap_stop
+	[ "$UK_RC" = 0 ] || fail "exit status $UK_RC"
+	! grep '^panic:' "$UK_TMP/console" || fail "the guest panicked"
+	# The last of each line: those of a Ctrl-T during the attack come before.
+	grep '^sockets: open' "$UK_TMP/console" | tail -n 1 | grep -Eq '^sockets: open 0,' || fail "sockets left open"
+	if [ "$pools" = pools ]; then
+		grep '^pools:' "$UK_TMP/console" | tail -n 1 |
+			grep -Eq '^pools: .*PBUF_POOL 0;.* rx-lent 0; tcp-sockets 0 udp-sockets 0;' || fail "pools not back at exit"
+	fi
+	n=$(sed -nE "/^net: guards:/s/.*$guard ([0-9]+).*/\1/p" "$UK_TMP/console" | tail -n 1)
+	echo "counted at exit: $guard ${n:-(no such counter)}"
+	[ "${n:-0}" -ge 1 ] || fail "$msg (net: guards: ... $guard N)"
+}
+
+hostile_each_image() {
+	local attack=$1 image images
+	HOSTILE_DIR=$(mktemp -d)
+	HOSTILE_CONSOLE_IN=$HOSTILE_DIR/console-in
+	trap 'rm -rf "$HOSTILE_DIR"' EXIT
+	images=("$ROOT/$BUILD/apps/httpd.elf")
+	if [ -f "$ROOT/$BUILD/apps/httpd-all.elf" ]; then
+		images+=("$ROOT/$BUILD/apps/httpd-all.elf")
+	else
+		echo "(no $BUILD/apps/httpd-all.elf: the release build is not attacked)"
+	fi
+	for image in "${images[@]}"; do
+		("$attack" "$image") || exit $?
+	done
+}
