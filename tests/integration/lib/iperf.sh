@@ -26,6 +26,16 @@
 #                                 ip=/gw=/mask= words for APPEND's "%NET%");
 #                                 cleans up at exit
 #   iperf_guest_stop              shutdown cookie, wait: IPERF_RC = qemu-run's status
+#   iperf_uk_boot BACKEND SECS APPEND
+#                                 the unikernel's server (build/apps/iperf.elf)
+#                                 booted by iperf_boot, until it listens
+#                                 (skips without iperf3)
+#   iperf_uk_stop COUNTS SOCKETS  iperf_guest_stop, the console shown less its
+#                                 per-test lines; fails unless the status is 0,
+#                                 the counter line is "iperf: COUNTS" and the
+#                                 sockets line says "open 0, accepted N,
+#                                 backlog overflows 0, SOCKETS" (COUNTS and
+#                                 SOCKETS: extended regular expressions)
 # Every check reads bytes iperf3 itself counted; nothing here measures speed.
 
 IPERF_CHECK=${ROOT:-.}/tests/integration/lib/iperf_check.py
@@ -129,4 +139,22 @@ iperf_guest_stop() {
 	guest_wait_exit $((IPERF_LIMIT + 10)) # qemu-run's --timeout ends it before
 	IPERF_RC=$GUEST_RC
 	IPERF_PID=""
+}
+
+iperf_uk_boot() {
+	local image=$ROOT/$BUILD/apps/iperf.elf
+	[ -f "$image" ] || fail "no $image"
+	command -v iperf3 >/dev/null || skip "iperf3 missing"
+	iperf_boot "$1" "$2" "$ROOT/$BUILD/loader/loader.elf" "$image" "$3"
+	iperf_wait_listening 60
+}
+
+iperf_uk_stop() {
+	local counts=$1 sockets=$2
+	iperf_guest_stop
+	iperf_console | grep -vE '^iperf: test [0-9]+ from .*: (upload|download)'
+	[ "$IPERF_RC" = 0 ] || fail "exit status $IPERF_RC after the shutdown cookie"
+	iperf_counters | contains -E "^iperf: $counts\$" || fail "counters: $(iperf_counters)"
+	iperf_console | contains -E "^sockets: open 0, accepted [0-9]+, backlog overflows 0, $sockets" ||
+		fail "sockets left open, backlog overflows or not \"$sockets\": $(iperf_console | grep '^sockets:')"
 }
