@@ -15,15 +15,7 @@ set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
 . "$ROOT/bench/guests.sh"
-command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
-BENCH_BUILD=$ROOT/$BUILD guest_resolve linux-nginx || fail "guests.sh does not know linux-nginx"
-echo "linux-nginx: $GUEST_PREFIX, $GUEST_INITRD"
-
-echo "== booting linux-nginx (tap)"
-linux_tap_start "$GUEST_KERNEL" "$GUEST_INITRD" "$GUEST_PREFIX" "-p 8080 -s"
-SECONDS=0
-guest_wait_http "$LG_URL/" 150 "$LG_PID" || { cat "$LG_TMP/console"; fail "no HTTP answer from the guest"; }
-echo "first response after ${SECONDS}s"
+linux_bench_start linux-nginx
 
 HEAD200='HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n'
 BODY='Hello from httpd, a poll()-based server.\n'
@@ -38,17 +30,8 @@ ab_keepalive "$LG_URL/" 1200 1 || fail "ab -k -c 1 failed"
 ab_keepalive "$LG_URL/" 400 8 || fail "ab -k -c 8 failed"
 ab_load "$LG_URL/" 100 4 || fail "ab failed"
 
-echo "== Connection: close is answered in kind, and the guest closes"
-http_closes "$LG_HOST" 8080 "$LG_TMP/got" || fail "the guest did not close the connection (rc $?)"
-strip_date "$LG_TMP/got"
-printf "${HEAD200}Connection: close\r\n\r\n$BODY" >"$LG_TMP/want"
-expect_file "$LG_TMP/got" "$LG_TMP/want"
-
-echo "== shutdown request"
-linux_tap_stop
-[ "$LG_RC" = 0 ] || fail "qemu-run returned $LG_RC, not the app's 0"
-contains -x 'init: /bin/nginx-run exited with status 0' <"$LG_TMP/console" || fail "init did not run nginx-run"
-contains -x 'nginx-run: stopped (shutdown request)' <"$LG_TMP/console" || fail "nginx did not stop on the request"
+linux_tap_closes "${HEAD200}Connection: close\r\n\r\n$BODY" dated
+linux_bench_stop nginx-run nginx-run
 
 echo "== a bad option: nginx-run's status 2"
 "${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 200 \

@@ -32,6 +32,16 @@
 #                            LG_TMP (console in $LG_TMP/console); cleans up at exit
 #   linux_tap_stop           GET /__shutdown, wait; LG_RC = qemu-run's status (the app's),
 #                            console (CRs removed) printed and left in $LG_TMP/console
+#   linux_bench_start NAME   the benchmark's Linux guest NAME (guest_resolve: the test
+#                            sources bench/guests.sh) booted by linux_tap_start with
+#                            `-p 8080 -s`, until its first answer (skips without curl, ab)
+#   linux_tap_closes WANT [dated]
+#                            a GET with Connection: close (http_closes) answered with
+#                            WANT (printf's format; with `dated`, after strip_date)
+#                            and the connection closed by the guest
+#   linux_bench_stop APP WHO linux_tap_stop; fails unless the status is 0, init ran
+#                            /bin/APP and saw it exit 0, and "WHO: stopped (shutdown
+#                            request)" is on the console
 #   uk_tap_start IMAGE ARGS  boot a unikernel image in a fresh namespace on its tap,
 #                            static address, app argv ARGS; sets NET_EXEC, UK_URL,
 #                            UK_PID, UK_TMP (console in $UK_TMP/console); cleans up at exit
@@ -156,6 +166,35 @@ linux_tap_stop() {
 	rm -f "$LG_TMP/qemu.pid"
 	tr -d '\r' <"$LG_TMP/console" >"$LG_TMP/c" && mv "$LG_TMP/c" "$LG_TMP/console"
 	cat "$LG_TMP/console"
+}
+
+linux_bench_start() {
+	local name=$1
+	command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
+	BENCH_BUILD=$ROOT/$BUILD guest_resolve "$name" || fail "guests.sh does not know $name"
+	echo "$name: $GUEST_PREFIX, $GUEST_INITRD"
+	echo "== booting $name (tap)"
+	linux_tap_start "$GUEST_KERNEL" "$GUEST_INITRD" "$GUEST_PREFIX" "-p 8080 -s"
+	SECONDS=0
+	guest_wait_http "$LG_URL/" 150 "$LG_PID" || { cat "$LG_TMP/console"; fail "no HTTP answer from the guest"; }
+	echo "first response after ${SECONDS}s"
+}
+
+linux_tap_closes() {
+	echo "== Connection: close is answered in kind, and the guest closes"
+	http_closes "$LG_HOST" 8080 "$LG_TMP/got" || fail "the guest did not close the connection (rc $?)"
+	[ "${2:-}" != dated ] || strip_date "$LG_TMP/got"
+	# shellcheck disable=SC2059 # the answer is a format: its escapes
+	printf "$1" >"$LG_TMP/want"
+	expect_file "$LG_TMP/got" "$LG_TMP/want"
+}
+
+linux_bench_stop() {
+	echo "== shutdown request"
+	linux_tap_stop
+	[ "$LG_RC" = 0 ] || fail "qemu-run returned $LG_RC, not the app's 0"
+	contains -x "init: /bin/$1 exited with status 0" <"$LG_TMP/console" || fail "init did not run $1"
+	contains -x "$2: stopped (shutdown request)" <"$LG_TMP/console" || fail "$1 did not stop on the request"
 }
 
 # linux_guest_check BACKEND: boots the Linux guest on `user` or `tap`, checks
