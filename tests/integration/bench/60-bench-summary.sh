@@ -11,18 +11,12 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)}
 . "$ROOT/tests/integration/lib/net.sh"
-py=$(command -v /usr/bin/python3 || command -v python3) || skip "python3 missing"
-fx=$ROOT/tests/fixtures/bench
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-cp "$fx/runs.csv" "$fx/guests.csv" "$fx/meta.txt" "$tmp/"
+. "$ROOT/tests/integration/lib/bench.sh"
+bench_setup bench
 "$py" "$ROOT/bench/summarise.py" "$tmp" >"$tmp/stdout" 2>&1 || { cat "$tmp/stdout"; fail "summarise failed"; }
 cat "$tmp/stdout"
 md=$tmp/summary.md
 
-# has TEXT: some line of summary.md holds TEXT (fixed string).
-has() { grep -qF -- "$1" "$md" || fail "summary.md lacks: $1"; }
 # row LOAD GUEST TEXT: the main table's row for LOAD and GUEST in the
 # section of back-end $section holds TEXT.
 row() {
@@ -73,9 +67,7 @@ has "- rep 2 tap 7.2 none uk-httpd: no_boot"
 echo "== boots: rep 2 tap uk-httpd did not boot; idle CPU from rep 1"
 has "| back-end \`tap\` | uk-httpd | 0.60 (0.50-0.70) | 0.30% | 1.50 MB | 2/3 |"
 
-if command -v gnuplot >/dev/null; then
-	[ "$(head -c 8 "$tmp/chart.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "chart.png is not a PNG"
-fi
+is_png "$tmp/chart.png"
 
 echo "== bad input"
 mkdir "$tmp/bad"

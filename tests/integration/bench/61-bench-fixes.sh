@@ -15,11 +15,8 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)}
 . "$ROOT/tests/integration/lib/net.sh"
-py=$(command -v /usr/bin/python3 || command -v python3) || skip "python3 missing"
-fx=$ROOT/tests/fixtures/bench/fixes
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cp -r "$fx/raw" "$fx/runs.csv" "$fx/guests.csv" "$fx/meta.txt" "$tmp/"
+. "$ROOT/tests/integration/lib/bench.sh"
+bench_setup bench/fixes
 
 echo "== the fixtures' kernel counters are ones the kernel can produce"
 "$py" - "$fx"/raw/*.counters <<'PY' || fail "a fixture's kernel line is impossible"
@@ -46,37 +43,35 @@ PY
 cat "$tmp/stdout"
 md=$tmp/fixes.md
 
-# has LINE: the report holds this exact table row.
-has() { grep -qxF -- "$1" "$md" || fail "fixes.md lacks the row: $1"; }
 
 echo "== steps: medians (min-max) and the gain over the row above"
-has "| linux | 1100 (1000-1200) | 310 (300-320) |"
-has "| baseline | 2100 (2000-2200) x1.91 | 620 (600-640) x2.00 |"
+has_row "| linux | 1100 (1000-1200) | 310 (300-320) |"
+has_row "| baseline | 2100 (2000-2200) x1.91 | 620 (600-640) x2.00 |"
 # rep 3 of writev k1 (9999 req/s) had failed requests: left out, and said so.
 # rep 1's guest did not shut down cleanly: its runs count, marked ~.
-has "| +writev | 4100 (4000-4200) x1.95 [n=2/3] ~ | 630 (620-640) x1.02 ~ |"
+has_row "| +writev | 4100 (4000-4200) x1.95 [n=2/3] ~ | 630 (620-640) x1.02 ~ |"
 # Without step 9 in the run, the last row is "all", not "+timer reload".
-has "| all | 8200 (8000-8400) x2.00 | 1250 (1240-1260) x1.98 |"
-has "| all / baseline | x3.90 | x2.02 |"
-has "| all / linux | x7.45 | x4.03 |"
+has_row "| all | 8200 (8000-8400) x2.00 | 1250 (1240-1260) x1.98 |"
+has_row "| all / baseline | x3.90 | x2.02 |"
+has_row "| all / linux | x7.45 | x4.03 |"
 grep -q "rep 3 tap step2-writev k1: errors, 3 failed" "$md" || fail "the failed run is not listed"
 grep -q "rep 1 tap step2-writev k1: unclean shutdown (counted)" "$md" || fail "the unclean shutdown is not listed"
 
 echo "== leave one out: rep 2 of all-minus-writev k1 (6000) was busy: (6150 + 6300) / 2 = 6225, / 8200 = -24%"
-has "| all - writev | 6225 (6150-6300) -24% [n=2/3] | 1250 (1250-1250) +0% |"
+has_row "| all - writev | 6225 (6150-6300) -24% [n=2/3] | 1250 (1250-1250) +0% |"
 grep -q "rep 2 tap all-minus-writev k1: busy: others took 42.0% of a core" "$md" || fail "the busy run is not listed"
 "$py" "$ROOT/bench/fixes.py" --include-busy --no-chart "$tmp" >/dev/null || fail "fixes.py --include-busy failed"
-has "| all - writev | 6150 (6000-6300) -25% | 1250 (1250-1250) +0% |"
+has_row "| all - writev | 6150 (6000-6300) -25% | 1250 (1250-1250) +0% |"
 "$py" "$ROOT/bench/fixes.py" --no-chart "$tmp" >/dev/null
 
 echo "== counters: deltas across each load over its requests"
-has "| sockets visited per egress pass | 1024 -> 4.00 | 1024 -> 5.00 |"
-has "| network polls per request | 10.0 -> 1.00 | 5.00 -> 1.00 |"
-has "| spins per request | 0.00 -> 2.00 | 0.00 -> 1.50 |"
-has "| parks per request | 0.00 -> 0.10 | 0.00 -> 0.10 |"
+has_row "| sockets visited per egress pass | 1024 -> 4.00 | 1024 -> 5.00 |"
+has_row "| network polls per request | 10.0 -> 1.00 | 5.00 -> 1.00 |"
+has_row "| spins per request | 0.00 -> 2.00 | 0.00 -> 1.50 |"
+has_row "| parks per request | 0.00 -> 0.10 | 0.00 -> 0.10 |"
 # baseline never parks, so it never arms the timer: no share to take.
-has "| timer reloads skipped (%) | - -> 75.0 | - -> 75.0 |"
-has "| listener slots walked per check | 1024 -> - | 1024 -> 1.00 |"
+has_row "| timer reloads skipped (%) | - -> 75.0 | - -> 75.0 |"
+has_row "| listener slots walked per check | 1024 -> - | 1024 -> 1.00 |"
 # counters.csv: 11 rows (all's c16 in rep 3 had no dump after it), generic columns.
 [ "$(($(wc -l <"$tmp/counters.csv") - 1))" = 11 ] || fail "counters.csv: expected 11 rows"
 head -n1 "$tmp/counters.csv" | tr ',' '\n' >"$tmp/cols"
@@ -105,16 +100,14 @@ printf '%s\n' "# rep 1 backend tap guest all" "@ start" "net: frames in 0 (0 byt
 grep -q '^1,tap,7.2,none,all,k1,ab,100,,,,4.000,' "$tmp/old/counters.csv" || fail "old-format counters: $(cat "$tmp/old/counters.csv")"
 
 echo "== boot and idle"
-has "| all | 0.26 (0.25-0.27) | 0.40% |"
-if command -v gnuplot >/dev/null; then
-	[ "$(head -c 8 "$tmp/fixes.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "fixes.png is not a PNG"
-fi
+has_row "| all | 0.26 (0.25-0.27) | 0.40% |"
+is_png "$tmp/fixes.png"
 
 echo "== is all the fastest: against the fastest of baseline, the steps and all-minus-*"
 # k1: step2-writev's 9999 had failed requests and does not count (its clean
 # runs give 4100); the fastest rival is all-minus-writev, 6225 < 8200.
-has "| k1 | 8200 (8000-8400) | all-minus-writev: 6225 (6150-6300) | x1.32 | ahead |"
-has "| c16 | 1250 (1240-1260) | all-minus-writev: 1250 (1250-1250) | x1.00 | ahead |"
+has_row "| k1 | 8200 (8000-8400) | all-minus-writev: 6225 (6150-6300) | x1.32 | ahead |"
+has_row "| c16 | 1250 (1240-1260) | all-minus-writev: 1250 (1250-1250) | x1.00 | ahead |"
 grep -qxF 'Idle CPU of `all`: 0.40% (limit 0.5%).' "$md" || fail "no idle line for all"
 grep -qxF "Verdict: held at every load." "$md" || fail "the verdict is not 'held'"
 # verdict_of RPS: the verdict with all-minus-writev's three c16 runs at RPS.
@@ -133,10 +126,10 @@ PY
 	md=$tmp/v/fixes.md
 }
 verdict_of 1260.0 # a rival's median at all's max: a tie
-has "| c16 | 1250 (1240-1260) | all-minus-writev: 1260 (1260-1260) | x0.99 | tie |"
+has_row "| c16 | 1250 (1240-1260) | all-minus-writev: 1260 (1260-1260) | x0.99 | tie |"
 grep -qxF "Verdict: held at every load." "$md" || fail "a tie is not held"
 verdict_of 1261.0 # above all's max: behind
-has "| c16 | 1250 (1240-1260) | all-minus-writev: 1261 (1261-1261) | x0.99 | behind |"
+has_row "| c16 | 1250 (1240-1260) | all-minus-writev: 1261 (1261-1261) | x0.99 | behind |"
 grep -qxF "Verdict: not held: behind at c16." "$md" || fail "behind at c16 is not 'not held'"
 md=$tmp/fixes.md
 

@@ -11,17 +11,13 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)}
 . "$ROOT/tests/integration/lib/net.sh"
-py=$(command -v /usr/bin/python3 || command -v python3) || skip "python3 missing"
-fx=$ROOT/tests/fixtures/bench/columns
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cp "$fx/runs.csv" "$fx/guests.csv" "$fx/meta.txt" "$tmp/"
+. "$ROOT/tests/integration/lib/bench.sh"
+bench_setup bench/columns
 md=$tmp/summary.md
 
 summarise() {
 	"$py" "$ROOT/bench/summarise.py" "$@" "$tmp" >"$tmp/stdout" 2>&1 || { cat "$tmp/stdout"; fail "summarise $* failed"; }
 }
-has() { grep -qF -- "$1" "$md" || fail "summary.md lacks: $1"; }
 # row EMULATOR TEXT: the main table of emulator EMULATOR has the row TEXT.
 row() {
 	awk -v s="## back-end \`tap\`, QEMU $1, placement none, ab" '$0 == s { on = 1; next } /^#/ { on = 0 } on' "$md" |

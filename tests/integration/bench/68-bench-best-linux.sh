@@ -13,17 +13,13 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)}
 . "$ROOT/tests/integration/lib/net.sh"
-py=$(command -v /usr/bin/python3 || command -v python3) || skip "python3 missing"
-fx=$ROOT/tests/fixtures/bench/best
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cp "$fx/runs.csv" "$fx/guests.csv" "$fx/meta.txt" "$tmp/"
+. "$ROOT/tests/integration/lib/bench.sh"
+bench_setup bench/best
 md=$tmp/summary.md
 
 summarise() {
 	"$py" "$ROOT/bench/summarise.py" --no-chart "$@" "$tmp" >"$tmp/stdout" 2>&1 || { cat "$tmp/stdout"; fail "summarise $* failed"; }
 }
-has() { grep -qF -- "$1" "$md" || fail "summary.md lacks: $1"; }
 # best TEXT: the best-Linux table has the row TEXT.
 best() {
 	awk '/^## uk against the best Linux guest/ { on = 1; next } /^## / { on = 0 } on' "$md" |

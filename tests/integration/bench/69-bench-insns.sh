@@ -16,9 +16,8 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)}
 . "$ROOT/tests/integration/lib/net.sh"
-py=$(command -v /usr/bin/python3 || command -v python3) || skip "python3 missing"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$ROOT/tests/integration/lib/bench.sh"
+bench_setup
 
 echo "== loadrun.py's marks against a stand-in plugin"
 PYTHONPATH=$ROOT/bench "$py" - "$tmp" <<'PY' || fail "the marks were misread"
@@ -109,25 +108,24 @@ PY
 "$py" "$ROOT/bench/fixes.py" --no-chart "$d" >"$tmp/stdout" 2>&1 || { cat "$tmp/stdout"; fail "fixes.py failed"; }
 cat "$tmp/stdout"
 md=$d/fixes.md
-has() { grep -qxF -- "$1" "$md" || fail "fixes.md lacks the row: $1"; }
 
 echo "== steps: req/s as before (the plugin's runs in no cell), instr/req beside each load"
-has "| step | k1 | k1 instr/req | c16 | c16 instr/req |"
-has "| linux | 1100 (1000-1200) | 31000 (30000-32000) | 310 (300-320) | 101000 (100000-102000) |"
+has_row "| step | k1 | k1 instr/req | c16 | c16 instr/req |"
+has_row "| linux | 1100 (1000-1200) | 31000 (30000-32000) | 310 (300-320) | 101000 (100000-102000) |"
 # 61000 / 31000 = 1.97; 90000 / 101000 = 0.89.
-has "| baseline | 2100 (2000-2200) x1.91 | 61000 (60000-62000) x1.97 | 620 (600-640) x2.00 | 90000 (90000-90000) x0.89 |"
+has_row "| baseline | 2100 (2000-2200) x1.91 | 61000 (60000-62000) x1.97 | 620 (600-640) x2.00 | 90000 (90000-90000) x0.89 |"
 # step1 has instructions only: 50500 / 61000 = 0.83.
-has "| +timed waits | - | 50500 (50000-51000) x0.83 | - | - |"
+has_row "| +timed waits | - | 50500 (50000-51000) x0.83 | - | - |"
 # rep 6's 99999 failed: (20000, 20400) -> 20200, / 50500 = 0.40; no req/s ratio over step1 (none).
-has "| +writev | 4100 (4000-4200) [n=2/3] ~ | 20200 (20000-20400) x0.40 | 630 (620-640) ~ | 45500 (45000-46000) |"
+has_row "| +writev | 4100 (4000-4200) [n=2/3] ~ | 20200 (20000-20400) x0.40 | 630 (620-640) ~ | 45500 (45000-46000) |"
 # 15100 / 20200 = 0.75; 40200 / 45500 = 0.88.
-has "| all | 8200 (8000-8400) x2.00 | 15100 (15000-15200) x0.75 | 1250 (1240-1260) x1.98 | 40200 (40000-40400) x0.88 |"
-has "| all / baseline | x3.90 | x0.25 | x2.02 | x0.45 |"
-has "| all / linux | x7.45 | x0.49 | x4.03 | x0.40 |"
+has_row "| all | 8200 (8000-8400) x2.00 | 15100 (15000-15200) x0.75 | 1250 (1240-1260) x1.98 | 40200 (40000-40400) x0.88 |"
+has_row "| all / baseline | x3.90 | x0.25 | x2.02 | x0.45 |"
+has_row "| all / linux | x7.45 | x0.49 | x4.03 | x0.40 |"
 
 echo "== leave one out: the busy run under the plugin counts"
 # (40300 + 40500 + 40700) / 3 -> 40500, / 40200 - 1 = +0.7%; 15150 / 15100 - 1 = +0.3%.
-has "| all - writev | 6225 (6150-6300) -24% [n=2/3] | 15150 (15050-15250) +0.3% | 1250 (1250-1250) +0% | 40500 (40300-40700) +0.7% |"
+has_row "| all - writev | 6225 (6150-6300) -24% [n=2/3] | 15150 (15050-15250) +0.3% | 1250 (1250-1250) +0% | 40500 (40300-40700) +0.7% |"
 
 echo "== the write-up's commits: the steps before and after, in instructions"
 grep -F "| 4b0da94 |" "$md" | contains -F "| 61000 (60000-62000) -> 50500 (50000-51000) x0.83 |" ||
@@ -136,10 +134,10 @@ grep -F "| 90acf79 |" "$md" | contains -F "| 50500 (50000-51000) -> 20200 (20000
 	fail "writev: no instruction figures"
 
 echo "== the verdict on instructions"
-has "| load | all | fastest rival | all / rival | verdict | all instr/req | fewest-instruction rival | all / rival | verdict on instructions |"
-has "| k1 | 8200 (8000-8400) | all-minus-writev: 6225 (6150-6300) | x1.32 | ahead | 15100 (15000-15200) | all-minus-writev: 15150 (15050-15250) | x1.00 | ahead |"
-has "| c16 | 1250 (1240-1260) | all-minus-writev: 1250 (1250-1250) | x1.00 | ahead | 40200 (40000-40400) | all-minus-writev: 40500 (40300-40700) | x0.99 | ahead |"
-has "Verdict on instructions: held at every load."
+has_row "| load | all | fastest rival | all / rival | verdict | all instr/req | fewest-instruction rival | all / rival | verdict on instructions |"
+has_row "| k1 | 8200 (8000-8400) | all-minus-writev: 6225 (6150-6300) | x1.32 | ahead | 15100 (15000-15200) | all-minus-writev: 15150 (15050-15250) | x1.00 | ahead |"
+has_row "| c16 | 1250 (1240-1260) | all-minus-writev: 1250 (1250-1250) | x1.00 | ahead | 40200 (40000-40400) | all-minus-writev: 40500 (40300-40700) | x0.99 | ahead |"
+has_row "Verdict on instructions: held at every load."
 grep -qxF "Verdict: held at every load." "$md" || fail "the requests/s verdict changed"
 # verdict_with A B C: all-minus-writev's c16 instructions at A, B, C.
 verdict_with() {
@@ -158,11 +156,11 @@ PY
 	md=$tmp/v/fixes.md
 }
 verdict_with 40000 40100 40300 # a rival's median within all's runs (40000-40400): a tie
-has "| c16 | 1250 (1240-1260) | all-minus-writev: 1250 (1250-1250) | x1.00 | ahead | 40200 (40000-40400) | all-minus-writev: 40100 (40000-40300) | x1.00 | tie |"
-has "Verdict on instructions: held at every load."
+has_row "| c16 | 1250 (1240-1260) | all-minus-writev: 1250 (1250-1250) | x1.00 | ahead | 40200 (40000-40400) | all-minus-writev: 40100 (40000-40300) | x1.00 | tie |"
+has_row "Verdict on instructions: held at every load."
 verdict_with 39000 39100 39200 # below all's fewest: behind
-has "| c16 | 1250 (1240-1260) | all-minus-writev: 1250 (1250-1250) | x1.00 | ahead | 40200 (40000-40400) | all-minus-writev: 39100 (39000-39200) | x1.03 | behind |"
-has "Verdict on instructions: not held: behind at c16."
+has_row "| c16 | 1250 (1240-1260) | all-minus-writev: 1250 (1250-1250) | x1.00 | ahead | 40200 (40000-40400) | all-minus-writev: 39100 (39000-39200) | x1.03 | behind |"
+has_row "Verdict on instructions: not held: behind at c16."
 md=$d/fixes.md
 
 echo "== the runs under the plugin in the notes: the failed one only"
