@@ -28,6 +28,8 @@ import struct
 import sys
 import time
 
+from rawtcp import checksum  # beside this file
+
 REQUEST = b"GET / HTTP/1.1\r\nHost: flood\r\n\r\n"
 BODY_END = b"a poll()-based server.\n"
 
@@ -106,15 +108,6 @@ def conns(host, port, n):
     print(f"conns: tried {n} established {len(established)} refused {refused} "
           f"timed-out {timed_out} answered {answered} bad {bad} unanswered {unanswered}")
     return 0 if bad == 0 and unanswered == 0 else 1
-
-
-def checksum(data):
-    if len(data) % 2:
-        data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
 
 
 def tcp_packet(src, dst, sport, dport, seq, flags, payload=b"", ident=0):
