@@ -39,9 +39,17 @@
  *
  * A received record longer than one buffer fills several (MRG_RXBUF), as
  * QEMU fills them for a merged TCP segment.
+ *
+ * The bytes of a receive buffer past the length the device reports for it
+ * (past its virtio-net header at least) are poisoned for AddressSanitizer
+ * until the device writes the buffer again: they are no part of the frame,
+ * so the driver or the stack reading them (a header read without a length
+ * check, on a buffer lent to the stack) is reported as a read past the
+ * frame.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sanitizer/asan_interface.h>
 #include "drivers/virtio/virtio_pci.h"
 #include "drivers/virtio/virtqueue.h"
 #include "kernel/kernel.h"
@@ -341,6 +349,7 @@ bool dev_rx(const uint8_t *bytes, size_t n, uint32_t claimed, bool count_buffers
 		struct vring_desc *d = rx_desc(heads[k]);
 		uint8_t *buf = (uint8_t *)(uintptr_t)d->addr;
 		size_t take = n - at < d->len ? n - at : d->len;
+		ASAN_UNPOISON_MEMORY_REGION(buf, d->len); /* poisoned when last returned */
 		memcpy(buf, bytes + at, take);
 		memset(buf + take, 0, d->len - take);
 		if (k == 0 && count_buffers && take >= VNET_HDR_LEN) {
@@ -354,6 +363,13 @@ bool dev_rx(const uint8_t *bytes, size_t n, uint32_t claimed, bool count_buffers
 			len = claimed >= at - take ? (uint32_t)(claimed - (at - take)) : 0;
 		if (need == 1)
 			len = claimed;
+		/* What follows the frame in this buffer. The first 12 bytes
+		 * (a first buffer's header) stay readable: the driver reads
+		 * num_buffers before it drops a runt, and uses it only for
+		 * frames that are not. */
+		size_t frame_end = len > VNET_HDR_LEN ? len : VNET_HDR_LEN;
+		if (frame_end < d->len)
+			ASAN_POISON_MEMORY_REGION(buf + frame_end, d->len - frame_end);
 		push_used(0, (uint32_t)heads[k], len);
 	}
 	return true;
