@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""seeds.py: writes the netrx harness's seed corpus (tests/fuzz/corpus/netrx).
+"""seeds.py: writes the netrx harness's seed corpus (tests/fuzz/corpus/netrx),
+or with --regress the regression inputs it generates (tests/fuzz/regress/netrx;
+the README there says what each was).
 
     python3 tests/fuzz/netrx/seeds.py tests/fuzz/corpus/netrx
+    python3 tests/fuzz/netrx/seeds.py --regress tests/fuzz/regress/netrx
 
 Each seed is what tests/fuzz/fuzz_netrx.c reads (its header comment is the
 format's reference): a configuration byte, a device byte (DEV_MISS_* of
@@ -363,10 +366,215 @@ def seeds():
     return s
 
 
+# ---- regressions: lwIP's assertions a peer could reach (tests/fuzz/regress/netrx) ----
+#
+# One input per assertion that docs/lwip-assert-audit.draft.md found a peer
+# (or the device) can reach, each named after it. Each crashed the code
+# before 4d428f2 ("guards: every lwIP assertion a frame can reach is dropped
+# or repaired") with the assertion its name gives, and passes with the guard
+# that commit added (the counter on the 'net: guards:' line says which).
+
+# A merged TCP segment (GUEST_TSO4), as QEMU hands one over: the only way a
+# peer's single frame fills most of a 64 KiB window. In the harness lwIP's
+# heap comes from malloc and has no size (lwip_stats.mem.avail is 0), so
+# net_rx_memory_short() always holds and a socket whose app does not read
+# takes at most SOCK_RX_BUFS_FAIR (16) buffers (sock_rx.c); lwIP then keeps
+# the next piece as refused data and takes no more data behind it. So
+# windows are filled with these rather than with many full segments.
+GSO_HDR = vnet_hdr(flags=NEEDS_CSUM, gso_type=GSO_TCPV4, hdr_len=54, gso_size=1460, csum_start=34,
+                   csum_offset=16)
+# The most payload one record's merged segment carries (a record is at most
+# 65535 bytes: header, Ethernet, IPv4 and TCP headers, payload).
+GSO_PAYLOAD_MAX = 65535 - 12 - 54
+TCP_MSS_PEER = 1460  # a full segment's payload
+WND_UNSCALED = 65535  # our window to a peer that asks for no scaling
+REL = FIX_CSUM | REL_SEQ
+
+
+def pattern(n):
+    return (bytes(range(251)) * (n // 251 + 1))[:n]
+
+
+def assert_ooseq_tcplen_gt_rcv_wnd():
+    """"tcp_receive: ooseq tcplen > rcv_wnd" (tcp_in.c:1580) by FIN
+    inheritance: B (5 bytes and FIN, 15 short of the right edge E) is queued
+    out of order; C (20 bytes ending exactly at E, which the old
+    out-of-order guard let in) covers it and takes its FIN, so C ends at
+    E + 1. In-order data then reaches C with a window of 20 and lwIP takes
+    C's 21. Guard: past fin (C reaches past the queued FIN)."""
+    port = 42100
+    return (head(0x20, EXT_RECORDS) + xrecord(arp_request()) + b"".join(xhandshake(port)) +
+            xrecord(rel(port, 80, FIN | ACK, b"B" * 5, seq=-15), REL, seq="rcv_wnd_edge") +
+            xrecord(rel(port, 80, ACK, b"C" * 20, seq=-20), REL, seq="rcv_wnd_edge") +
+            xrecord(rel(port, 80, ACK, pattern(TCP_MSS_PEER)), REL) +
+            xrecord(rel(port, 80, ACK, pattern(WND_UNSCALED - 20 - TCP_MSS_PEER)), REL, hdr=GSO_HDR))
+
+
+def assert_tcplen_gt_rcv_wnd():
+    """"tcp_receive: tcplen > rcv_wnd" (tcp_in.c:1544), FIN inheritance on
+    the in-order path: one segment leaves a window W (64,075); B (5 bytes
+    and FIN at rcv_nxt + 10) is queued; then a merged segment of exactly W
+    bytes from rcv_nxt covers B and takes its FIN: W + 1. Guard: past fin
+    (its data ends past B's FIN)."""
+    port = 42101
+    return (head(0x20, EXT_RECORDS) + xrecord(arp_request()) + b"".join(xhandshake(port)) +
+            xrecord(rel(port, 80, ACK, pattern(TCP_MSS_PEER)), REL) +
+            xrecord(rel(port, 80, FIN | ACK, b"B" * 5, seq=10), REL) +
+            xrecord(rel(port, 80, ACK, pattern(WND_UNSCALED - TCP_MSS_PEER)), REL, hdr=GSO_HDR))
+
+
+def assert_mss_local_too_small_mss_option():
+    """"mss_local is too small" (tcp_out.c:486) from an MSS option on a
+    segment without SYN: the app writes 64 KiB, lwIP holds 1460-byte
+    segments unsent (cwnd), and the peer's next data segment carries MSS
+    300; the app echoes it and tcp_write finds the last unsent segment
+    larger than its new segment size. Guard: mss not on syn."""
+    port = 42102
+    return (head(0, EXT_RECORDS) + xrecord(arp_request()) + b"".join(xhandshake(port)) +
+            xrecord(rel(port, 80, PSH | ACK, GET), REL, action="write_big", time_ms=10) +
+            xrecord(rel(port, 80, PSH | ACK, b"x", mss=300), REL, time_ms=10))
+
+
+def assert_mss_local_too_small_syn_window():
+    """"mss_local is too small" (tcp_out.c:486) from a SYN's window of 1: the
+    socket hands lwIP 3 bytes (one window and two "segments" of 1), which
+    wait unsent as one segment; a window of 2 then makes tcp_write's
+    segment size 1 (half the largest window) when the app writes again.
+    Guard: wnd max floor (a repair)."""
+    port = 42103
+    return (head(0, EXT_RECORDS) + xrecord(arp_request()) +
+            xrecord(tcp(port, 80, PEER_ISN, 0, SYN, mss=1460, window=1)) +
+            xrecord(rel(port, 80, ACK, window=1), REL) +
+            xrecord(rel(port, 80, PSH | ACK, GET, window=1), REL, action="write_big", time_ms=10) +
+            xrecord(rel(port, 80, PSH | ACK, b"x", window=2), REL, time_ms=10))
+
+
+def assert_split_le_mss():
+    """"split <= mss" (tcp_out.c:859): the app writes 64 KiB; the peer
+    acknowledges what was sent with a window of 100 and MSS 50, so persist
+    starts with a 1460-byte head, and 1.5 s later lwIP splits it at 100,
+    more than the MSS. Guard: mss not on syn."""
+    port = 42104
+    return (head(0, EXT_RECORDS) + xrecord(arp_request()) + b"".join(xhandshake(port)) +
+            xrecord(rel(port, 80, PSH | ACK, GET), REL, action="write_big", time_ms=10) +
+            xrecord(rel(port, 80, ACK, window=100, mss=50), REL, time_ms=4000))
+
+
+def assert_split_into_length_0():
+    """"Can't split segment into length 0" (tcp_out.c:851): a SYN with MSS 1
+    and window scale 1 leaves cwnd at 4; an ACK with MSS 1460 raises the
+    MSS, so the app's 64 KiB go into 1460-byte segments; a window of 4
+    (field 2) is cwnd's size, so persist starts; a window of 65536 then
+    (field 32768; a byte of data makes lwIP take it) still leaves cwnd too
+    small, and at the persist tick lwIP splits at (u16_t)65536 = 0. Guard:
+    mss not on syn."""
+    port = 42105
+    return (head(0x20, EXT_RECORDS) + xrecord(arp_request()) +
+            xrecord(tcp(port, 80, PEER_ISN, 0, SYN, mss=1, wscale=1)) +
+            xrecord(rel(port, 80, ACK, window=2), REL) +
+            xrecord(rel(port, 80, ACK, window=2, mss=1460), REL, action="write_big", time_ms=10) +
+            xrecord(rel(port, 80, ACK, b"x", window=32768), REL, time_ms=4000))
+
+
+def assert_persist_empty_send_buffer():
+    """"tcp_slowtimr: persist ticking with empty send buffer" (tcp.c:1238):
+    the handshake's ACK shuts the window, the app echoes one byte, which
+    waits under persist; the zero-window probe carries it and the peer
+    acknowledges it, window still 0: unsent is empty, persist runs on, and
+    the next slow tick asserts. Guard: persist stopped (a repair)."""
+    port = 42106
+    return (head(0, EXT_RECORDS) + xrecord(arp_request()) +
+            xrecord(tcp(port, 80, PEER_ISN, 0, SYN, mss=1460)) +
+            xrecord(rel(port, 80, ACK, window=0), REL) +
+            xrecord(rel(port, 80, PSH | ACK, b"x", window=0), REL, time_ms=4000) +
+            xrecord(rel(port, 80, ACK, window=0), REL, time_ms=4000))
+
+
+def assert_no_packet_queues():
+    """"no packet queues allowed!" (etharp.c:1017): an ICMP echo request in
+    two fragments, the second carrying nothing, from 10.0.0.9 (on the link,
+    never ARPed). Reassembly ends the chain with an empty pbuf, the reply is
+    built in place and queued for ARP, and etharp_query asserts on the
+    chain. The first fragment must be copied (a lent one makes icmp copy the
+    request, and pbuf_copy refuses the chain without asserting): three
+    connections whose app does not read each hold a 32-buffer merged
+    segment, the driver's whole reserve of 96, so every later frame is
+    copied. Guard: empty fragment."""
+    stranger = bytes([10, 0, 0, 9])
+    echo = struct.pack("!BBHHH", 8, 0, 0, 0x4242, 1)
+    echo = echo[:2] + struct.pack("!H", csum(echo)) + echo[4:]
+
+    def fragment(payload, offset, more):
+        return eth(GUEST_MAC, 0x0800, ipv4(1, payload, src=stranger, ident=0x77, frag=offset, more=more))
+
+    data = head(0x20, EXT_RECORDS) + xrecord(arp_request())
+    for port in (42107, 42108, 42109):
+        data += (b"".join(xhandshake(port)) +
+                 xrecord(rel(port, 80, ACK, pattern(GSO_PAYLOAD_MAX)), REL, hdr=GSO_HDR))
+    return data + xrecord(fragment(echo, 0, True)) + xrecord(fragment(b"", 8, False), time_ms=10)
+
+
+def assert_not_trimmed_to_ooseq_queue():
+    """"tcp_receive: segment not trimmed correctly to ooseq queue"
+    (tcp_in.c:1533), from a SYN|ACK in SYN_RCVD: with data and 5 bytes
+    ahead of rcv_nxt, it completes the handshake and is queued out of order
+    with its SYN, which counts one more sequence number than its data. A
+    segment right after its data is queued behind it; when in-order data
+    reaches the SYN segment, rcv_nxt passes that one's start by one, and
+    the next in-order segment is "trimmed" to 65535 bytes. Guard: bad syn."""
+    port = 42110
+    return (head(0x20, EXT_RECORDS) + xrecord(arp_request()) +
+            xrecord(tcp(port, 80, PEER_ISN, 0, SYN, mss=1460)) +
+            xrecord(rel(port, 80, SYN | ACK, b"S" * 20, seq=5), REL) +
+            xrecord(rel(port, 80, ACK, b"T" * 10, seq=25), REL) +
+            xrecord(rel(port, 80, ACK, b"A" * 5), REL) +
+            xrecord(rel(port, 80, ACK, b"U" * 3), REL, time_ms=10))
+
+
+def check_handshake_scaling():
+    """Not an assertion: the harness's check that a connection in SYN_RCVD
+    scales windows only if our SYN-ACK offered it. The first SYN has no
+    window scale, the SYN-ACK offers none; the same SYN again with window
+    scale 7 made lwIP turn scaling on. Guard: bad syn."""
+    port = 42111
+    return (head(0x20, EXT_RECORDS) + xrecord(arp_request()) + xrecord(tcp(port, 80, PEER_ISN, 0, SYN, mss=1460)) +
+            xrecord(tcp(port, 80, PEER_ISN, 0, SYN, mss=1460, wscale=7), time_ms=10))
+
+
+def asan_short_arp():
+    """Not an assertion: an ARP request cut after the sender's address (20
+    of the 28 bytes of the ARP header): etharp_input reads the target's
+    address past the frame, which the harness's device poisons for
+    AddressSanitizer (use-after-poison). Guard: short arp."""
+    return head(0) + record(arp_request()[:14 + 20], time_ms=10)
+
+
+def regressions():
+    """Input name: generator."""
+    return {
+        "ooseq-fin-inherited-past-window": assert_ooseq_tcplen_gt_rcv_wnd,
+        "in-order-fin-inherited-past-window": assert_tcplen_gt_rcv_wnd,
+        "mss-option-on-ack-under-queued-data": assert_mss_local_too_small_mss_option,
+        "syn-window-1-then-window-2": assert_mss_local_too_small_syn_window,
+        "persist-split-beyond-lowered-mss": assert_split_le_mss,
+        "persist-split-at-window-65536": assert_split_into_length_0,
+        "persist-probe-byte-acknowledged": assert_persist_empty_send_buffer,
+        "echo-empty-last-fragment-unresolved": assert_no_packet_queues,
+        "synack-in-synrcvd-queued-out-of-order": assert_not_trimmed_to_ooseq_queue,
+        "syn-again-with-window-scale": check_handshake_scaling,
+        "arp-shorter-than-header": asan_short_arp,
+    }
+
+
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "tests/fuzz/corpus/netrx"
+    if len(sys.argv) > 1 and sys.argv[1] == "--regress":
+        out = sys.argv[2] if len(sys.argv) > 2 else "tests/fuzz/regress/netrx"
+        inputs = {name: gen() for name, gen in regressions().items()}
+    else:
+        out = sys.argv[1] if len(sys.argv) > 1 else "tests/fuzz/corpus/netrx"
+        inputs = seeds()
     os.makedirs(out, exist_ok=True)
-    for name, data in sorted(seeds().items()):
+    for name, data in sorted(inputs.items()):
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
 
