@@ -761,6 +761,9 @@ static void init_once(void)
 	close(fd);
 	for (int i = 0; i < MEMP_MAX; i++)
 		lwip_stats.memp[i]->avail = pool_size[i];
+	/* The heap comes from malloc here, which leaves its size unset; the
+	 * socket layer's pressure test reads it (netif.c): the guest's size. */
+	lwip_stats.mem.avail = MEM_SIZE;
 	/* The ISN key is drawn at the first ISN: draw it now, from the same
 	 * "random" numbers in every process. */
 	ip4_addr_t a = { 0 };
