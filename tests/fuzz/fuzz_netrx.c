@@ -121,12 +121,13 @@
  * enough that no input runs long. */
 #define REPEAT_BUDGET 8192
 /* The most pbufs of received data one connection may hold: its socket's
- * unread chain, lwIP's refused data and out-of-order queue together. Twice
- * a 256 KiB window of full segments (about 180; merged segments take
- * fewer, in 2 KiB buffers), so a peer that fills the window of an app that
- * does not read stays well under it, and one that sends the window in
- * 1-byte segments, each pinning a whole buffer, does not. */
-#define RX_PBUFS_PER_SOCKET_MAX (2 * TCP_WND / TCP_MSS)
+ * unread chain, lwIP's refused data and out-of-order queue together. The
+ * socket layer's bound (net/sock.h), lwIP's out-of-order bound, and one
+ * refused piece: a merged segment of up to 64 KiB, in 2 KiB buffers. A
+ * peer that sends the window in 1-byte segments, each pinning a whole
+ * buffer, would pass it without the socket layer's copying and bound. */
+#define RX_REFUSED_PBUFS_MAX (65536 / 2048 + 2)
+#define RX_PBUFS_PER_SOCKET_MAX (SOCK_RX_BUFS_MAX + TCP_OOSEQ_MAX_PBUFS + RX_REFUSED_PBUFS_MAX)
 
 /* The configuration byte. */
 #define CFG_LAZY_TX   0x01 /* the device completes transmissions only as time passes */
