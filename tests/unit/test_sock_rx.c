@@ -79,23 +79,25 @@ static void test_large_pieces_not_copied(void **state)
 	read_pattern(s, 0, 2805 + sizeof buf);
 }
 
-/* 3. Under memory pressure a socket that holds its share is refused more
- * (counted); lwIP keeps what it refused, the peer sends the rest again, and
- * once the application reads, every byte arrives in order. */
-static void test_pressure_refuses_then_recovers(void **state)
+/* Under memory pressure, `count` pieces of `size` bytes of the pattern
+ * stream from a writer that does not wait: a socket that holds its share is
+ * refused more (counted), lwIP keeps what it refused, the peer sends the
+ * rest again, and once pressure ends and the application reads, every byte
+ * arrives in order. */
+static void pressure_refuses_then_recovers(uint16_t port, size_t size, int count)
 {
-	(void)state;
 	int c, s;
-	make_pair(7103, &c, &s);
+	make_pair(port, &c, &s);
 	nodelay_on(c);
 	uint64_t refused = net_counters.rx_pressure_refused;
 	loopnet_memory_short = true;
 	size_t total = 0;
 	uint8_t buf[1200];
-	for (int i = 0; i < 2 * SOCK_RX_BUFS_FAIR; i++) {
-		fill_pattern(buf, sizeof buf, total);
-		assert_int_equal(write(c, buf, sizeof buf), (ssize_t)sizeof buf);
-		total += sizeof buf;
+	assert_true(size <= sizeof buf);
+	for (int i = 0; i < count; i++) {
+		fill_pattern(buf, size, total);
+		assert_int_equal(write(c, buf, size), (ssize_t)size);
+		total += size;
 		pump();
 	}
 	assert_true(net_counters.rx_pressure_refused > refused);
@@ -104,28 +106,19 @@ static void test_pressure_refuses_then_recovers(void **state)
 	read_pattern(s, 0, total); /* blocking reads: lwIP retries, the peer resends */
 }
 
-/* 3b. Under pressure small pieces take no more chunks past the share either:
- * chunks live in lwIP's heap, which must keep room for what we send. */
+/* 3. Large pieces: each a buffer of its own, refused past the share. */
+static void test_pressure_refuses_then_recovers(void **state)
+{
+	(void)state;
+	pressure_refuses_then_recovers(7103, 1200, 2 * SOCK_RX_BUFS_FAIR);
+}
+
+/* 3b. Small pieces take no more chunks past the share either: chunks live
+ * in lwIP's heap, which must keep room for what we send. */
 static void test_pressure_bounds_chunks(void **state)
 {
 	(void)state;
-	int c, s;
-	make_pair(7106, &c, &s);
-	nodelay_on(c);
-	loopnet_memory_short = true;
-	uint64_t refused = net_counters.rx_pressure_refused;
-	size_t total = 0;
-	uint8_t buf[600];
-	for (int i = 0; i < 4 * SOCK_RX_BUFS_FAIR; i++) {
-		fill_pattern(buf, sizeof buf, total);
-		assert_int_equal(write(c, buf, sizeof buf), (ssize_t)sizeof buf);
-		total += sizeof buf;
-		pump();
-	}
-	assert_true(net_counters.rx_pressure_refused > refused);
-	assert_true(probe_rx_bufs(s) <= SOCK_RX_BUFS_FAIR);
-	loopnet_memory_short = false;
-	read_pattern(s, 0, total);
+	pressure_refuses_then_recovers(7106, 600, 4 * SOCK_RX_BUFS_FAIR);
 }
 
 /* 4. close() with more unread than 64 KiB: the whole window goes back first,
