@@ -3,8 +3,15 @@
 #
 #   $(eval $(call app_image,NAME,SOURCES))  ->  $(BUILD)/apps/NAME.elf
 
-APP_CFLAGS := $(GUEST_CFLAGS) -Werror
+APP_CFLAGS := $(GUEST_CFLAGS) -Werror -I.
 APP_IMAGES :=
+
+# apps/common: what the servers share (option numbers, non-blocking sockets,
+# the listener), included as "apps/common/common.h" (-I.). httpd.mk and
+# iperf.mk list it among their sources for both guests, bench.mk for
+# nginx-run.
+APP_COMMON_SRCS := apps/common/common.c
+APP_COMMON_HDRS := apps/common/common.h
 
 $(BUILD)/apps/%.c.o: apps/%.c mk/toolchain.mk | $(NEWLIB_STAMP) $(LWIP_STAMP)
 	@mkdir -p $(@D)
@@ -56,7 +63,6 @@ IMAGE_LIBS ?=
 IMAGE_APP_INCLUDES ?=
 
 $(eval $(call app_image,hello,apps/hello/hello.c))
-# The benchmark's server (httpd) is made by apps/httpd/httpd.mk, which lists
-# its sources once for both guests.
-# The iperf3 server: the same sources as the Linux build (apps/iperf/iperf.mk).
-$(eval $(call app_image,iperf,apps/iperf/iperf.c apps/iperf/test.c apps/iperf/session.c apps/iperf/proto.c apps/iperf/json.c))
+# The benchmark's server (httpd) and the iperf3 server are made by
+# apps/httpd/httpd.mk and apps/iperf/iperf.mk, which list their sources once
+# for both guests.

@@ -127,9 +127,10 @@ $(BUILD)/host/nginx-conf.inc: bench/nginx/nginx.conf
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< >$@
 
-$(NGINX_RUN): bench/nginx/nginx-run.c $(BUILD)/host/nginx-conf.inc | $(PKG_STAMP)
+$(NGINX_RUN): bench/nginx/nginx-run.c $(APP_COMMON_SRCS) $(APP_COMMON_HDRS) $(BUILD)/host/nginx-conf.inc | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) -std=gnu11 -O2 -g -Wall -Wextra -Werror -static -I$(BUILD)/host -o $@ $<
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) -std=gnu11 -O2 -g -Wall -Wextra -Werror -static -I. -I$(BUILD)/host -o $@ \
+		bench/nginx/nginx-run.c $(APP_COMMON_SRCS)
 
 # What meta.txt says the native-nginx guest ran.
 $(NGINX_RUN).flags: $(NGINX_RUN) $(NGINX_PROG)

@@ -13,20 +13,20 @@
 # of poll() itself can be told apart from the rest of the server.
 
 HTTPD_COMMON := apps/httpd/httpd.c apps/httpd/conn.c apps/httpd/guard.c apps/httpd/http.c \
-		apps/httpd/body.c
+		apps/httpd/body.c $(APP_COMMON_SRCS)
 HTTPD_SRCS   := $(HTTPD_COMMON) apps/httpd/ready_poll.c
-HTTPD_HDRS   := apps/httpd/http.h apps/httpd/httpd.h apps/httpd/ready.h
+HTTPD_HDRS   := apps/httpd/http.h apps/httpd/httpd.h apps/httpd/ready.h $(APP_COMMON_HDRS)
 HTTPD_HOST   := $(BUILD)/host/httpd
 HTTPD_EPOLL  := $(BUILD)/host/httpd-epoll
 HTTPD_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror
 
 $(HTTPD_HOST): $(HTTPD_SRCS) $(HTTPD_HDRS) apps/httpd/httpd.mk | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static -o $@ $(HTTPD_SRCS)
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static -I. -o $@ $(HTTPD_SRCS)
 
 $(HTTPD_EPOLL): $(HTTPD_COMMON) apps/httpd/ready_epoll.c $(HTTPD_HDRS) apps/httpd/httpd.mk | $(PKG_STAMP)
 	@mkdir -p $(@D)
-	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static -o $@ $(HTTPD_COMMON) apps/httpd/ready_epoll.c
+	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) $(HTTPD_CFLAGS) -static -I. -o $@ $(HTTPD_COMMON) apps/httpd/ready_epoll.c
 
 $(eval $(call app_image,httpd,$(HTTPD_SRCS)))
 

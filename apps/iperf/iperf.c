@@ -37,10 +37,10 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "test.h"
+#include "apps/common/common.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -110,65 +110,6 @@ static int64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* A whole decimal number in [lo, hi], or -1. */
-static long parse_number(const char *s, long lo, long hi)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end != '\0' || v < lo || v > hi)
-		return -1;
-	return v;
-}
-
-static int set_nonblocking(int fd)
-{
-	int flags = fcntl(fd, F_GETFL, 0);
-
-	return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
-static int open_listener(const char *addr, int port, int backlog, bool quiet)
-{
-	struct sockaddr_in sa;
-	socklen_t salen = sizeof(sa);
-	int fd, one = 1;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((unsigned short)port);
-	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
-		fprintf(stderr, "iperf: not an IPv4 address: %s\n", addr);
-		return -1;
-	}
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0) {
-		perror("iperf: socket");
-		return -1;
-	}
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
-		perror("iperf: SO_REUSEADDR"); /* not fatal: only restarts suffer */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "iperf: bind %s:%d: %s\n", addr, port, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	if (listen(fd, backlog) < 0 || set_nonblocking(fd) < 0) {
-		perror("iperf: listen");
-		close(fd);
-		return -1;
-	}
-	if (!quiet) {
-		if (getsockname(fd, (struct sockaddr *)&sa, &salen) == 0)
-			port = ntohs(sa.sin_port);
-		printf("iperf: listening on %s:%d\n", addr, port);
-		fflush(stdout);
-	}
-	return fd;
 }
 
 /* Counts how a test ended. */
@@ -444,7 +385,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
-	srv.listen_fd = open_listener(addr, (int)port, (int)backlog, srv.quiet);
+	srv.listen_fd = open_listener("iperf", addr, (int)port, (int)backlog, srv.quiet);
 	if (srv.listen_fd < 0)
 		return 1;
 

@@ -58,6 +58,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "apps/common/common.h"
+
 /* bench/nginx/nginx.conf as one string (made by bench.mk). */
 static const char conf_template[] =
 #include "nginx-conf.inc"
@@ -89,19 +91,6 @@ struct run_opts {
 static void usage(void)
 {
 	fprintf(stderr, "usage: nginx-run [-a ADDR] [-p PORT] [-s] [-q] [-n NGINX] [-C]\n");
-}
-
-/* A whole decimal number in [lo, hi], or -1. */
-static long parse_number(const char *s, long lo, long hi)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end != '\0' || v < lo || v > hi)
-		return -1;
-	return v;
 }
 
 /* Writes line [p, p + n) to f with @ADDR@, @PORT@ and @DIR@ filled in. */
