@@ -9,7 +9,6 @@
 #include <errno.h>
 #include "sock.h"
 
-struct sock_table sk;
 struct socket_counters net_socket_counters;
 
 /* ---- lists ----------------------------------------------------------------- */

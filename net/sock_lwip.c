@@ -11,6 +11,9 @@
 
 /* ---- socket objects ----------------------------------------------------------- */
 
+/* The layer's global state (sock.h): the egress list, every socket. */
+struct sock_table sk;
+
 struct sock *sock_new(int type)
 {
 	struct sock *s = calloc(1, sizeof *s);
