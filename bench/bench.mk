@@ -161,8 +161,12 @@ $(HOSTPROBE): bench/hostprobe.c | $(PKG_STAMP)
 	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -o $@ $<
 TEST_DEPS += $(HOSTPROBE)
 
+# Every bench target builds what its script needs, so none stops on a fresh
+# clone asking for a make of its own: the uk guests boot $(LOADER) (the
+# variant's own build under build/variants/ is not the one the scripts
+# boot), COUNT=1 needs $(BENCH_PLUGINS).
 bench: $(HTTPD_HOST) $(HTTPD_HOST).flags $(HTTPD_EPOLL).flags linux-guest linux-nginx-guest $(NGINX_RUN).flags \
-		deps $(HOSTPROBE) $(BENCH_PLUGINS)
+		deps $(LOADER) $(HOSTPROBE) $(BENCH_PLUGINS)
 	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
 	$(BENCH_ENV) bench/run-bench
 
@@ -175,10 +179,12 @@ bench-summary:
 
 # The integration tests that exercise the emulator itself (boot, traps, the
 # loader, virtio-net on each back-end, the Linux guest), under QEMU 10: about
-# a minute here. CI may call it after make test (see .ci/run).
+# a minute here. CI may call it after make test (see .ci/run). TEST_DEPS
+# is read here before tests/tests.mk adds `all` to it (the loader and the
+# images every one of these tests boots), so `all` is named as well.
 QEMU10_TESTS ?= 00 01 02 03 04 06 10 30 31 43 56 14 65
 .PHONY: test-qemu10
-test-qemu10: $(QEMU10_STAMP) $(TEST_DEPS) $(PLUGIN_10)
+test-qemu10: $(QEMU10_STAMP) $(TEST_DEPS) all $(PLUGIN_10)
 	QEMU=10 BUILD=$(BUILD) tests/run-integration $(QEMU10_TESTS)
 
 # ---- bench-fixes: the named variants against each other and Linux ----------
@@ -201,7 +207,7 @@ endif
 FIXES_GUESTS := linux $(foreach v,$(FIXES_VARIANTS),$(v)=uk:build/apps/httpd-$(v).elf)
 
 .PHONY: bench-fixes bench-fixes-report
-bench-fixes: linux-guest deps $(HOSTPROBE) $(BENCH_PLUGINS)
+bench-fixes: linux-guest deps $(LOADER) $(HOSTPROBE) $(BENCH_PLUGINS)
 	@case "$(FIXES_SET)" in steps | loo | ideas | all) ;; *) echo "FIXES_SET must be steps, loo, ideas or all" >&2; exit 2 ;; esac
 	@for v in $(FIXES_VARIANTS); do $(MAKE) --no-print-directory VARIANT=$$v variant >/dev/null || exit 1; done
 	@out='$(or $(OUT),bench/results/fixes-$(shell date +%Y%m%d-%H%M%S))'; \

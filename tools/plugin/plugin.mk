@@ -11,9 +11,12 @@
 # when it upgrades QEMU: the header of the new version is fetched and the
 # plugin built again. QEMU 10's header includes
 # glib's (libglib2.0-dev, which mk/deps.sh installs with it).
-# tools/qemu-run --count loads the one that matches the emulator.
+# tools/qemu-run --count loads the one that matches the emulator, from
+# $BUILD/plugin (as test 14 does): so the plugins land under $(BUILD) here,
+# and make bench COUNT=1, which names them as prerequisites, builds the file
+# that qemu-run then looks for whatever BUILD (or VARIANT) is.
 
-PLUGIN_DIR    := build/plugin
+PLUGIN_DIR    := $(BUILD)/plugin
 PLUGIN_72     := $(PLUGIN_DIR)/insncount-7.2.so
 PLUGIN_10     := $(PLUGIN_DIR)/insncount-10.so
 PLUGIN_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -shared -fPIC -pthread
