@@ -129,4 +129,4 @@ help:
 	@echo '  GDB_PORT=1234        make debug'"'"'s gdb stub'
 	@echo '  VARIANT=NAME         build httpd with some design switches off (make list-variants)'
 	@echo '  LAYOUT_PAD=N         link images with code and data moved by N bytes (docs/benchmarks.md)'
-	@echo '  TESTS="NN ..."       the integration tests to run (numbers or name parts)'
+	@echo '  TESTS="NN ..."       the integration tests to run (folders, numbers or name parts)'
