@@ -39,7 +39,7 @@ def setting(name, default):
 
 def sh(script, check=True):
     """Runs bash with the benchmark's helpers sourced."""
-    full = f"cd {ROOT} && . tools/netns.sh && . bench/placement.sh && {script}"
+    full = f"cd {ROOT} && . tools/lib/netns.sh && . bench/placement.sh && {script}"
     return subprocess.run(["bash", "-c", full], check=check, capture_output=True, text=True)
 
 

@@ -21,7 +21,7 @@
 #                                                   default: deps/qemu10/root
 #     OUT        results folder     default: build/notify-experiment/<timestamp>
 # Guests alternate within a repetition and rotate between repetitions; each
-# boot is a fresh namespace (tools/netns.sh) with the guest at 192.0.2.2.
+# boot is a fresh namespace (tools/lib/netns.sh) with the guest at 192.0.2.2.
 # OUT gets runs.csv (one row per ab run), boots.csv (one row per boot: the
 # counters at exit) and each boot's console; the tables are printed at the
 # end. Needs root, /dev/net/tun, ab and curl.
@@ -41,7 +41,7 @@ BOOTS=${BOOTS:-2}
 OUT=${OUT:-$ROOT/build/notify-experiment/$(date +%Y%m%d-%H%M%S)}
 LOADER=$ROOT/build/loader/loader.elf
 
-. "$ROOT/tools/netns.sh"
+. "$ROOT/tools/lib/netns.sh"
 . "$ROOT/tools/lib/guest.sh"
 die() { echo "notify-experiment: $*" >&2; exit 1; }
 netns_usable || die "needs root, ip and /dev/net/tun"

@@ -1,11 +1,10 @@
 # lib/net.sh: shell helpers for the network integration tests (sourced).
 #
-# Offers (besides tools/netns.sh's netns_* functions and tools/lib/guest.sh's
-# contains, guest_start, guest_wait_http URL SECS [PID] (through $NET_EXEC),
-# guest_wait_console FILE RE SECS [PID] and the rest):
+# Offers (besides tools/lib/netns.sh's netns_* functions and free_port, and
+# tools/lib/guest.sh's contains, guest_start, guest_wait_http URL SECS [PID]
+# (through $NET_EXEC), guest_wait_console FILE RE SECS [PID] and the rest):
 #   skip MSG                 print MSG, exit 77 (skipped)
 #   fail MSG                 print MSG, exit 1
-#   free_port                a TCP port no socket uses at 127.0.0.1, below the ephemeral range
 #   raw_exchange PORT OUT PART...
 #                            connect to 127.0.0.1:PORT, send each PART (printf
 #                            %b escapes) 0.2 s apart, save everything received
@@ -49,26 +48,13 @@
 #                            (CRs removed) printed and left in $UK_TMP/console
 # Traffic goes only to 127.0.0.1 or into namespaces the tests create.
 
-. "${ROOT:-.}/tools/netns.sh"
+. "${ROOT:-.}/tools/lib/netns.sh"
 . "${ROOT:-.}/tools/lib/guest.sh"
 
 NET_EXEC=()
 
 skip() { echo "$*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
-
-free_port() {
-	local p i lo
-	# Below the ephemeral range, where no client's socket takes it between
-	# this look and the bind; and no socket at all on it, in any state.
-	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null
-	[ "${lo:-0}" -gt 21024 ] || lo=32768
-	for i in $(seq 1 50); do
-		p=$((20000 + RANDOM % (lo - 20000)))
-		[ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ] && { echo $p; return; }
-	done
-	fail "no free port"
-}
 
 raw_exchange() {
 	local port=$1 out=$2 part first=1

@@ -1,10 +1,15 @@
-# netns.sh: a private network namespace with a tap device for QEMU (sourced).
+# tools/lib/netns.sh: where a server is reached: a private network namespace
+# with a tap device for QEMU, or a free port on 127.0.0.1 (sourced; bash).
 #
 # Offers:
+#   netns_usable          whether namespaces can be made here
 #   netns_create NAME     create NAME with lo up and tap device $NETNS_TAP
 #                         holding $NETNS_HOST_IP/24, up
 #   netns_destroy NAME    delete it (and so its tap); quiet if already gone
 #   netns_exec NAME CMD   run CMD inside it
+#   free_port             a TCP port no socket uses at 127.0.0.1, below the
+#                         ephemeral range (for --hostfwd or a native server);
+#                         false, with a message, when none turned up
 # QEMU opens the tap from inside the namespace (run it with netns_exec); the
 # guest takes $NETNS_GUEST_IP. Every address used lies in 192.0.2.0/24 (TEST-NET-1)
 # and exists only inside the namespace, so no traffic can leave it.
@@ -60,4 +65,18 @@ netns_exec() {
 	local ns=$1
 	shift
 	ip netns exec "$ns" "$@"
+}
+
+free_port() {
+	local p lo
+	# Below the ephemeral range, where no client's socket takes it between
+	# this look and the bind; and no socket at all on it, in any state.
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null
+	[ "${lo:-0}" -gt 21024 ] || lo=32768
+	for _ in $(seq 1 50); do
+		p=$((20000 + RANDOM % (lo - 20000)))
+		[ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ] && { echo $p; return 0; }
+	done
+	echo "free_port: no free TCP port at 127.0.0.1 in 50 tries" >&2
+	return 1
 }
