@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 66-linux-tuned: the benchmark's linux-tuned guest (bench/guests.sh): the
+# 66-linux-tuned: the benchmark's linux-tuned guest (tools/lib/guests.sh): the
 # Linux image with idle=poll mitigations=off busy_poll=50 on its command line.
 # Its init must write 50 to net.core.busy_poll and net.core.busy_read and print
 # what it reads back; the guest must serve (GET /, a short ab -k, 0 failed,
@@ -10,7 +10,7 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
-. "$ROOT/bench/guests.sh"
+. "$ROOT/tools/lib/guests.sh"
 kernel=$ROOT/$BUILD/linux/vmlinux initrd=$ROOT/$BUILD/linux/initrd.img
 [ -f "$kernel" ] && [ -f "$initrd" ] || skip "Linux guest not built (make linux-guest)"
 command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
@@ -19,7 +19,7 @@ pid=""
 trap '[ -s "$tmp/qemu.pid" ] && kill "$(cat "$tmp/qemu.pid")" 2>/dev/null; [ -n "$pid" ] && kill "$pid" 2>/dev/null
 	wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
-BENCH_BUILD=$ROOT/$BUILD guest_resolve linux-tuned || fail "guests.sh does not know linux-tuned"
+GUESTS_BUILD=$ROOT/$BUILD guest_resolve linux-tuned || fail "guests.sh does not know linux-tuned"
 echo "linux-tuned: $GUEST_PREFIX"
 for opt in idle=poll mitigations=off busy_poll=50; do
 	[[ " $GUEST_PREFIX " == *" $opt "* ]] || fail "linux-tuned's command line lacks $opt"

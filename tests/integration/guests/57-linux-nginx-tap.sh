@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 57-linux-nginx-tap: the benchmark's linux-nginx guest (bench/guests.sh:
+# 57-linux-nginx-tap: the benchmark's linux-nginx guest (tools/lib/guests.sh:
 # initrd-nginx.img, app=nginx-run, Debian's nginx) on the tap back-end. GET /
 # must give httpd's status, Content-Type, Content-Length and 41-byte body,
 # with nginx's differences and no others: Server: nginx, a Date header (its
@@ -14,7 +14,7 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
-. "$ROOT/bench/guests.sh"
+. "$ROOT/tools/lib/guests.sh"
 linux_bench_start linux-nginx
 
 HEAD200='HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n'

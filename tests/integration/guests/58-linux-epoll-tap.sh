@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 58-linux-epoll-tap: the benchmark's linux-epoll guest (bench/guests.sh: the
+# 58-linux-epoll-tap: the benchmark's linux-epoll guest (tools/lib/guests.sh: the
 # Linux image, app=httpd-epoll) on the tap back-end. init must run
 # httpd-epoll, not httpd; it must answer GET / with httpd's bytes exactly,
 # keep every request of an ab -k run on its connection (0 failed), serve new
@@ -9,7 +9,7 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
-. "$ROOT/bench/guests.sh"
+. "$ROOT/tools/lib/guests.sh"
 linux_bench_start linux-epoll
 
 HEAD200='HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n'

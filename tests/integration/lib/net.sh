@@ -32,7 +32,7 @@
 #   linux_tap_stop           GET /__shutdown, wait; LG_RC = qemu-run's status (the app's),
 #                            console (CRs removed) printed and left in $LG_TMP/console
 #   linux_bench_start NAME   the benchmark's Linux guest NAME (guest_resolve: the test
-#                            sources bench/guests.sh) booted by linux_tap_start with
+#                            sources tools/lib/guests.sh) booted by linux_tap_start with
 #                            `-p 8080 -s`, until its first answer (skips without curl, ab)
 #   linux_tap_closes WANT [dated]
 #                            a GET with Connection: close (http_closes) answered with
@@ -157,7 +157,7 @@ linux_tap_stop() {
 linux_bench_start() {
 	local name=$1
 	command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
-	BENCH_BUILD=$ROOT/$BUILD guest_resolve "$name" || fail "guests.sh does not know $name"
+	GUESTS_BUILD=$ROOT/$BUILD guest_resolve "$name" || fail "guests.sh does not know $name"
 	echo "$name: $GUEST_PREFIX, $GUEST_INITRD"
 	echo "== booting $name (tap)"
 	linux_tap_start "$GUEST_KERNEL" "$GUEST_INITRD" "$GUEST_PREFIX" "-p 8080 -s"

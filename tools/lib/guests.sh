@@ -1,4 +1,5 @@
-# guests.sh: the table of guests the benchmark knows how to boot (sourced).
+# tools/lib/guests.sh: the table of guests the benchmark knows how to boot;
+# the tests of those guests boot them from it too (sourced; bash).
 #
 # A guest spec is one of
 #   linux            the Linux guest (build/linux/vmlinux + initrd.img)
@@ -19,6 +20,7 @@
 #   NAME=uk:IMAGE+OPT[+OPT...]   the same with kernel options on its command
 #                    line (e.g. norepair=uk:build/apps/httpd-all.elf+vnet_repair=0)
 #   NAME=linux:KERNEL:INITRD   another Linux kernel/initramfs pair
+# Its images are under GUESTS_BUILD (default $BUILD, else build).
 # guest_resolve SPEC sets
 #   GUEST_NAME       the name in results (letters, digits, - _ . only)
 #   GUEST_KIND       native | linux | uk (the last two boot under QEMU)
@@ -45,8 +47,8 @@
 # The network options (ip= gw= mask=) and `-- app args` are added by the
 # caller: the unikernel and the Linux guest read the same convention.
 
-BENCH_BUILD=${BUILD:-build}
-LOADER=${LOADER:-$BENCH_BUILD/loader/loader.elf}
+GUESTS_BUILD=${BUILD:-build}
+LOADER=${LOADER:-$GUESTS_BUILD/loader/loader.elf}
 # The tuned Linux guest's kernel options: a polling idle loop, no speculation
 # mitigations, and busy polling of sockets for 50 us (init writes it).
 LINUX_TUNED_OPTIONS="idle=poll mitigations=off busy_poll=50"
@@ -74,25 +76,25 @@ guest_resolve() {
 	case "$rest" in
 	native)
 		GUEST_KIND=native GUEST_APP=httpd GUEST_SERVER=httpd
-		GUEST_KERNEL=$BENCH_BUILD/host/httpd ;;
+		GUEST_KERNEL=$GUESTS_BUILD/host/httpd ;;
 	native-nginx)
 		GUEST_KIND=native GUEST_APP=nginx-run GUEST_SERVER="nginx-run nginx nginx"
-		GUEST_KERNEL=$BENCH_BUILD/host/nginx-run sized=("$NGINX_PROG") ;;
+		GUEST_KERNEL=$GUESTS_BUILD/host/nginx-run sized=("$NGINX_PROG") ;;
 	linux)
 		GUEST_KIND=linux GUEST_APP=httpd
-		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinux GUEST_INITRD=$BENCH_BUILD/linux/initrd.img
+		GUEST_KERNEL=$GUESTS_BUILD/linux/vmlinux GUEST_INITRD=$GUESTS_BUILD/linux/initrd.img
 		GUEST_PREFIX="console=ttyS0 quiet panic=-1" ;;
 	linux-tuned)
 		GUEST_KIND=linux GUEST_APP=httpd
-		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinux GUEST_INITRD=$BENCH_BUILD/linux/initrd.img
+		GUEST_KERNEL=$GUESTS_BUILD/linux/vmlinux GUEST_INITRD=$GUESTS_BUILD/linux/initrd.img
 		GUEST_PREFIX="console=ttyS0 quiet panic=-1 $LINUX_TUNED_OPTIONS" ;;
 	linux-epoll)
 		GUEST_KIND=linux GUEST_APP=httpd-epoll
-		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinux GUEST_INITRD=$BENCH_BUILD/linux/initrd.img
+		GUEST_KERNEL=$GUESTS_BUILD/linux/vmlinux GUEST_INITRD=$GUESTS_BUILD/linux/initrd.img
 		GUEST_PREFIX="console=ttyS0 quiet panic=-1 app=httpd-epoll" ;;
 	linux-nginx)
 		GUEST_KIND=linux GUEST_APP=nginx-run
-		GUEST_KERNEL=$BENCH_BUILD/linux/vmlinux GUEST_INITRD=$BENCH_BUILD/linux/initrd-nginx.img
+		GUEST_KERNEL=$GUESTS_BUILD/linux/vmlinux GUEST_INITRD=$GUESTS_BUILD/linux/initrd-nginx.img
 		GUEST_PREFIX="console=ttyS0 quiet panic=-1 app=nginx-run" ;;
 	linux:*:*)
 		kind=${rest#linux:}
@@ -101,7 +103,7 @@ guest_resolve() {
 		GUEST_PREFIX="console=ttyS0 quiet panic=-1" ;;
 	uk)
 		GUEST_KIND=uk
-		GUEST_KERNEL=$LOADER GUEST_INITRD=${UK_HTTPD:-$BENCH_BUILD/apps/httpd-all.elf} GUEST_CTRL_T=1 ;;
+		GUEST_KERNEL=$LOADER GUEST_INITRD=${UK_HTTPD:-$GUESTS_BUILD/apps/httpd-all.elf} GUEST_CTRL_T=1 ;;
 	uk:?*)
 		GUEST_KIND=uk
 		kind=${rest#uk:}
