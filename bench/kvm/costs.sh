@@ -4,7 +4,7 @@
 # lines between "costs-run N" and "costs-end" marks.
 #
 #   costs.sh REPS ROUNDS
-. "$ROOT/tests/kvm/lib.sh"
+. "$ROOT/tools/nested/scenario-lib.sh"
 cd "$ROOT"
 reps=$1 rounds=$2
 for rep in $(seq 1 "$reps"); do

@@ -22,7 +22,7 @@
 # and the guest's dumps between "@ LOAD before" / "@ LOAD after" marks under
 # "dump REP BACKEND GUEST". Requests/s measured here are L1-bound (L1 runs
 # under TCG): the exit counts are the figures that carry to a KVM host.
-. "$ROOT/tests/kvm/lib.sh"
+. "$ROOT/tools/nested/scenario-lib.sh"
 cd "$ROOT"
 reps=$1 requests=$2
 IFS=, read -ra backends <<<"$3"

@@ -17,7 +17,7 @@
 # KVM counters and our kernel's counters (Ctrl-T), and the scenario stops
 # with status 1; a triple fault or a reset pauses the guest for that. One
 # line per ab: "stress: round R c C: N requests, F failed, X req/s".
-. "$ROOT/tests/kvm/lib.sh"
+. "$ROOT/tools/nested/scenario-lib.sh"
 cd "$ROOT"
 backend=$1 image=$2 rounds=$3 requests=$4
 shift 4

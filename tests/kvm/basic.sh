@@ -21,7 +21,7 @@
 # into the log (post_mortem: registers, KVM's counters), its guest is
 # killed, and the step runs once more; a second stall fails the test, and
 # a wrong answer (bytes, a status, a failed request) fails it at once.
-. "$ROOT/tests/kvm/lib.sh"
+. "$ROOT/tools/nested/scenario-lib.sh"
 cd "$ROOT"
 HELLO=build/apps/hello.elf
 want_root=$(printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\r\nHello from httpd, a poll()-based server.\n')

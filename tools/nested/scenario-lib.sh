@@ -1,6 +1,7 @@
-# lib.sh: helpers for the scenarios that run inside the nested-KVM host (L1)
-# through tools/nested/run-l1 (sourced; ROOT=/work there). L1 has bash,
-# busybox, ab, curl, iperf3 and the host's QEMU; no Python.
+# tools/nested/scenario-lib.sh: helpers for the scenarios that run inside the
+# nested-KVM host (L1) through tools/nested/run-l1, the tests' (tests/kvm/)
+# and the benchmarks' (bench/kvm/) alike (sourced; ROOT=/work there). L1 has
+# bash, busybox, ab, curl, iperf3 and the host's QEMU; no Python.
 #
 # Offers:
 #   say MSG...               print "kvm: MSG"
