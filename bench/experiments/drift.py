@@ -28,8 +28,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-from qemuguest import Guest as QemuGuest  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tools", "lib"))
+from guest import Guest as QemuGuest  # noqa: E402
 GUEST_IP, HOST_IP, MASK, PORT = "192.0.2.2", "192.0.2.1", "255.255.255.0", 8080
 
 

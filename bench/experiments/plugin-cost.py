@@ -23,8 +23,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-from qemuguest import Guest  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tools", "lib"))
+from guest import Guest  # noqa: E402
 
 NET = "ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"  # slirp's defaults
 
