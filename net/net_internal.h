@@ -40,6 +40,7 @@ struct net_counters {
 	uint64_t tcp_persist_stopped;      /* repair: persist timers running with nothing unsent */
 	uint64_t rx_drop_empty_fragment;   /* IPv4 fragments that carry nothing */
 	uint64_t rx_drop_short_arp;        /* ARP frames shorter than the ARP header */
+	uint64_t rx_drop_short_ip;         /* IPv4 frames whose first piece is shorter than an IPv4 header */
 	/* What one connection may hold of the receive buffers (sock_rx.c). */
 	uint64_t rx_coalesced;             /* small pieces copied onto a socket's queue, their buffers freed */
 	uint64_t rx_coalesced_bytes;       /* their bytes */

@@ -329,8 +329,10 @@ static bool input_frame(struct netif *netif, const struct vnet_frame *fr)
  *    datagram's chain with an empty pbuf, a shape that etharp_query (an
  *    echo reply to an unresolved sender) and pbuf_clone (a reply with more
  *    pieces than the device takes) assert on.
- *  - An ARP frame too short for the ARP header, which etharp_input reads
- *    without checking the length. */
+ *  - An ARP frame too short for the ARP header, or an IPv4 one whose first
+ *    piece does not hold an IPv4 header: etharp_input and ip4_input read
+ *    the header's fields before they check the length (stale bytes of our
+ *    buffer, not beyond it, but not the peer's either). */
 static uint64_t *frame_refused(const struct vnet_frame *fr)
 {
 	const u8_t *f = fr->piece[0].base;
@@ -340,8 +342,10 @@ static uint64_t *frame_refused(const struct vnet_frame *fr)
 	unsigned type = be16(f + 12);
 	if (type == ETHTYPE_ARP && fr->len < SIZEOF_ETH_HDR + SIZEOF_ETHARP_HDR)
 		return &net_counters.rx_drop_short_arp;
-	if (type != ETHTYPE_IP || first < SIZEOF_ETH_HDR + IP_HLEN)
-		return NULL; /* not IPv4, or its header not in hand: ip4_input drops it */
+	if (type != ETHTYPE_IP)
+		return NULL;
+	if (first < SIZEOF_ETH_HDR + IP_HLEN)
+		return &net_counters.rx_drop_short_ip; /* ip4_input reads the header's length first */
 	const u8_t *ip = f + SIZEOF_ETH_HDR;
 	bool fragment = (be16(ip + 6) & 0x3fff) != 0; /* MF, or an offset */
 	if (fragment && be16(ip + 2) <= (ip[0] & 15) * 4u)

@@ -32,12 +32,13 @@ static void print_counters(void)
 		(unsigned long long)c->tcp_handshake_deferred, (unsigned long long)c->tcp_last_ack_renewed,
 		(unsigned long long)c->tcp_insane_offset);
 	kprintf("net: guards: tcp beyond window %llu, past fin %llu, mss not on syn %llu, bad syn %llu, "
-		"wnd max floor %llu, persist stopped %llu; rx empty fragment %llu, short arp %llu; "
+		"wnd max floor %llu, persist stopped %llu; rx empty fragment %llu, short arp %llu, short ip %llu; "
 		"rx coalesced %llu (%llu bytes), rx cap refused %llu, rx pressure refused %llu\n",
 		(unsigned long long)c->tcp_beyond_window, (unsigned long long)c->tcp_past_fin,
 		(unsigned long long)c->tcp_mss_not_syn, (unsigned long long)c->tcp_bad_syn,
 		(unsigned long long)c->tcp_wnd_max_floor, (unsigned long long)c->tcp_persist_stopped,
 		(unsigned long long)c->rx_drop_empty_fragment, (unsigned long long)c->rx_drop_short_arp,
+		(unsigned long long)c->rx_drop_short_ip,
 		(unsigned long long)c->rx_coalesced, (unsigned long long)c->rx_coalesced_bytes,
 		(unsigned long long)c->rx_cap_refused, (unsigned long long)c->rx_pressure_refused);
 	const struct net_offload_counters *o = &net_offload_counters;
