@@ -120,7 +120,7 @@ sys.exit(0 if answered == count else 1)
 PY
 
 echo "== one client port three times in a row (the server holds it in TIME_WAIT)"
-# Above the namespace's ephemeral range (tools/netns.sh ends it at
+# Above the namespace's ephemeral range (tools/lib/netns.sh ends it at
 # NETNS_CLIENT_PORT_MAX): the loads above cannot have left this port in the
 # client's own TIME_WAIT, where binding it would fail.
 cport=$((NETNS_CLIENT_PORT_MAX + 1 + RANDOM % 1000))
