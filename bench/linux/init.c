@@ -105,13 +105,23 @@ static void end_machine(int status)
 	 * after ioperm() faulted (#GP) in a guest under nested KVM on QEMU's
 	 * emulated SVM. ioperm is the fallback where /dev/port is missing. */
 	unsigned char code = (unsigned char)status;
+	int written = 0;
 	int port = open("/dev/port", O_WRONLY);
 	if (port >= 0)
-		pwrite(port, &code, 1, 0xf4);
-	if (ioperm(0xf4, 4, 1) == 0)
+		written = pwrite(port, &code, 1, 0xf4) == 1;
+	if (!written && ioperm(0xf4, 4, 1) == 0) {
 		outb(code, 0xf4);
+		written = 1;
+	}
+	int err = errno;
+	/* QEMU ends the process on the write, but its vCPU may run on while it
+	 * does: a line printed now could land after the exit line, which must
+	 * stay the console's last. A port with no device takes the write too,
+	 * so give the VMM time to end us before deciding there is none. */
+	if (written)
+		sleep(5);
 	klogctl(KLOG_CONSOLE_ON, NULL, 0);
-	say("isa-debug-exit unavailable (%s); powering off", strerror(errno));
+	say("isa-debug-exit unavailable (%s); powering off", written ? "no device took the write" : strerror(err));
 	reboot(RB_POWER_OFF);
 	for (;;)
 		pause();
