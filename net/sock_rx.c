@@ -85,14 +85,17 @@ static bool rx_copy_in(struct sock *s, struct pbuf *p, size_t len)
 
 err_t sock_rx_queue(struct sock *s, struct pbuf *p)
 {
-	size_t len = sock_chain_bytes(p);
+	/* Its bytes and its buffers, in one walk (every received piece comes here). */
+	size_t len = 0;
+	unsigned bufs = 0;
+	for (const struct pbuf *q = p; q; q = q->next, bufs++)
+		len += q->len;
 	if (s->rx && len <= SOCK_RX_COPY_MAX && rx_copy_in(s, p, len)) {
 		s->rx_len += len;
 		pbuf_free(p);
 		KASSERT(sock_rx_consistent(s));
 		return ERR_OK;
 	}
-	unsigned bufs = pbuf_clen(p);
 	if (s->rx_bufs + bufs > SOCK_RX_BUFS_MAX) {
 		net_counters.rx_cap_refused++;
 		return ERR_MEM; /* lwIP keeps it and offers it again later */
