@@ -32,16 +32,12 @@ import functools, sys
 tap, host, lib, console = sys.argv[1:5]
 sys.path.insert(0, lib)
 import attack
-from rawtcp import Connection, Link, neighbour_address, seq_add, seq_diff
+from rawtcp import seq_add, seq_diff
 
 panicked = functools.partial(attack.panicked, console)
 served = functools.partial(attack.served, host)
 
-c = Connection(Link(tap, neighbour_address(host), host), 80, wscale=7)
-c.connect(window=0)
-c.send(b"GET /bytes/1073741824 HTTP/1.1\r\nHost: x\r\n\r\n", window=0)
-if not c.wait_acked(c.snd_nxt, 10):
-    sys.exit("the request was never acknowledged")
+c = attack.stalled_request(tap, host)
 base, right = c.snd_nxt, c.right_edge()
 print(f"request acknowledged under a zero window; the guest's window {seq_diff(right, base)} bytes")
 
