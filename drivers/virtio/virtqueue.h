@@ -129,7 +129,7 @@ void vq_kick_dropped(struct virtqueue *vq, uint16_t notified_before);
 /* True when the device has returned entries we have not read. Inline: the
  * spin (kernel/executor.c) asks it on every turn, through vnet_rx_pending,
  * and an instruction counter that knows the spin by its functions' symbols
- * (bench/insnregions.py) would count a call out of them as work. */
+ * (tools/plugin/insnregions.py) would count a call out of them as work. */
 static inline bool vq_has_used(const struct virtqueue *vq)
 {
 	return *(volatile const uint16_t *)&vq->used->idx != vq->last_used;

@@ -50,8 +50,8 @@ while read -r cls start end name; do
 	read -r addr size <<<"$want"
 	[ $((start)) = $((16#$addr)) ] && [ $((end)) = $((16#$addr + 16#$size)) ] ||
 		fail "$cls $name: $start-$end, nm says $addr + $size"
-done < <(python3 "$ROOT/bench/insnregions.py" --list "$LOADER" "$HELLO")
-python3 "$ROOT/bench/insnregions.py" --list "$LOADER" "$HELLO" | contains '^park .* cpu_park$' || fail "no park region"
+done < <(python3 "$ROOT/tools/plugin/insnregions.py" --list "$LOADER" "$HELLO")
+python3 "$ROOT/tools/plugin/insnregions.py" --list "$LOADER" "$HELLO" | contains '^park .* cpu_park$' || fail "no park region"
 
 echo "== a mark from the ctl FIFO while the guest runs"
 mkfifo "$tmp/ctl"
@@ -80,8 +80,8 @@ INSNCOUNT_PLUGIN=$tmp/none.so "$run" --accel tcg --count "$tmp/x" "$LOADER" 2>"$
 
 if [ -f "$ROOT/$BUILD/linux/vmlinux" ]; then
 	echo "== the Linux guest's kallsyms against its exported symbols"
-	python3 "$ROOT/bench/insnregions.py" --check-ksymtab "$ROOT/$BUILD/linux/vmlinux" || fail "kallsyms misread"
-	python3 "$ROOT/bench/insnregions.py" "$ROOT/$BUILD/linux/vmlinux" >"$tmp/lr" || fail "no regions for vmlinux"
+	python3 "$ROOT/tools/plugin/insnregions.py" --check-ksymtab "$ROOT/$BUILD/linux/vmlinux" || fail "kallsyms misread"
+	python3 "$ROOT/tools/plugin/insnregions.py" "$ROOT/$BUILD/linux/vmlinux" >"$tmp/lr" || fail "no regions for vmlinux"
 	grep -qx 'split=half' "$tmp/lr" && grep -q '^region=idle:ffffffff8' "$tmp/lr" || fail "vmlinux regions: $(cat "$tmp/lr")"
 fi
 

@@ -26,8 +26,7 @@ Standard library only.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from counters import parse_line  # noqa: E402
+from .counters import parse_line
 
 
 def dump(lines, span):

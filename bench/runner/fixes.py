@@ -35,14 +35,13 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchdata import (AXES, LOADS, NATIVE_EMULATOR, InputError, Results, Stat,  # noqa: E402
+from .records import (AXES, LOADS, NATIVE_EMULATOR, InputError, Results, Stat,
                        counts, counts_insns, failures, fmt_ratio, is_busy, under_plugin, md_table, num,
                        ordered, read_boots, read_runs, text_table)
-from summarise import batch_header, has_cairo  # noqa: E402
-from counters import KEY_RATIOS  # noqa: E402
-import reqtrace  # noqa: E402
-from writeup import COMMITS  # noqa: E402
+from .summarise import batch_header, has_cairo
+from .counters import KEY_RATIOS
+from . import reqtrace
+from .writeup import COMMITS
 
 # The switches in the write-up's order, as mk/variants.mk names them
 # (SWITCH_NAMES; tests/integration/bench/61-bench-fixes.sh checks they agree), with

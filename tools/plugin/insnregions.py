@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """insnregions.py: where a guest's wait loop lies, for the instruction counter.
 
-    bench/insnregions.py IMAGE...            the plugin's arguments, one a line
-    bench/insnregions.py --list IMAGE...     each range: CLASS START END SYMBOL
-    bench/insnregions.py --check-ksymtab VMLINUX
+    tools/plugin/insnregions.py IMAGE...            the plugin's arguments, one a line
+    tools/plugin/insnregions.py --list IMAGE...     each range: CLASS START END SYMBOL
+    tools/plugin/insnregions.py --check-ksymtab VMLINUX
                                              the kallsyms reading against the
                                              kernel's exported symbols
 

@@ -39,8 +39,7 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from counters import parse_dump  # noqa: E402
+from .counters import parse_dump
 
 APIC_PAGE = 0xFEE00000
 EXIT_HLT, EXIT_NPF, EXIT_MSR, EXIT_IOIO, EXIT_VINTR, EXIT_INTR = 0x78, 0x400, 0x7C, 0x7B, 0x64, 0x60

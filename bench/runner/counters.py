@@ -37,8 +37,7 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchdata import InputError, read_runs  # noqa: E402
+from .records import InputError, read_runs
 
 # Words after a number that are its unit, not the next counter's label.
 UNITS = {"bytes", "frames", "ms", "us", "ns", "KiB", "MiB", "s"}

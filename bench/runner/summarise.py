@@ -39,8 +39,7 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchdata import (AXES, BUSY_PCT, GUEST_FIELDS, LOADS, NATIVE_EMULATOR, RUN_FIELDS, InputError,  # noqa: E402,F401
+from .records import (AXES, BUSY_PCT, GUEST_FIELDS, LOADS, NATIVE_EMULATOR, RUN_FIELDS, InputError,  # noqa: F401
                        Results, Stat, counts, failures, fmt_ratio, is_busy, under_plugin, load_label,
                        md_table, num, ordered, read_boots, read_runs, text_table)
 

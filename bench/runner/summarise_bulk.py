@@ -23,8 +23,7 @@ import csv
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchdata import Stat, md_table, num  # noqa: E402
+from .records import Stat, md_table, num
 
 FIELDS_V1 = ["rep", "guest", "server", "load", "secs", "bytes", "gbit_s", "server_cpu_s", "cpu_s_per_gb",
              "client_cpu_pct", "status"]

@@ -66,9 +66,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchdata import RUN_FIELDS, BUSY_PCT  # noqa: E402
-import hostcpu  # noqa: E402
+from .records import RUN_FIELDS, BUSY_PCT
+from . import hostcpu
 
 WRK_THREADS = int(os.environ.get("WRK_THREADS", "1"))  # wrk -t: one, as ab is one thread
 TIMEOUT_S = 10  # a request slower than this fails (ab -s, wrk --timeout)
