@@ -22,6 +22,7 @@ TOOLS = {
     "summarise": ("runner.report", "write every table of a batch folder again from its records"),
     "loadrun": ("runner.loadrun", "one measured HTTP load run: a row of runs.csv"),
     "hostcpu": ("runner.hostcpu", "the processes that took the most CPU over a few seconds"),
+    "placement": ("runner.placement", "check a placement, its cores, or pin QEMU's vCPU thread (test 67)"),
     "experiment": ("runner.experiments", "an experiment of bench/experiments (experiment --help)"),
 }
 

@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """hostcpu.py: the host's CPU time, read from /proc.
 
-    bench/hostcpu.py busiest [SECONDS [N]]   the N processes that took the most
+    bench/run hostcpu busiest [SECONDS [N]]   the N processes that took the most
                                              CPU over SECONDS (default 1 s, 5)
 
-Offers (for bench/loadrun.py)
+Offers (for runner/loadrun.py)
     HZ                 clock ticks per second (/proc's unit)
     cpu_ticks()        busy and steal ticks of all CPUs (/proc/stat's "cpu" line)
     process_ticks(pid) user+system ticks of a process: every thread of it,
@@ -74,16 +73,15 @@ def busiest(secs=1.0, n=5):
     return took[:n]
 
 
+def busiest_lines(secs, n):
+    return [f"{pct:5.1f}% of a core  pid {pid}  {name}" for pct, pid, name in busiest(secs, n)]
+
+
 def main(argv):
     if not argv or argv[0] != "busiest" or len(argv) > 3:
-        print("usage: bench/hostcpu.py busiest [SECONDS [N]]", file=sys.stderr)
+        print("usage: bench/run hostcpu busiest [SECONDS [N]]", file=sys.stderr)
         return 2
     secs = float(argv[1]) if len(argv) > 1 else 1.0
     n = int(argv[2]) if len(argv) > 2 else 5
-    for pct, pid, name in busiest(secs, n):
-        print(f"{pct:5.1f}% of a core  pid {pid}  {name}")
+    print("\n".join(busiest_lines(secs, n)))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,12 +1,11 @@
-#!/usr/bin/env python3
 """loadrun.py: one load run of the benchmark, measured; one row of runs.csv.
 
-    bench/loadrun.py --csv RUNS --key REP,BACKEND,EMULATOR,PLACEMENT,GUEST
+    bench/run loadrun --csv RUNS --key REP,BACKEND,EMULATOR,PLACEMENT,GUEST
         --loadgen ab|wrk --load k1 --secs N --url URL --raw PREFIX
         [--server-pid PID] [--netns NS] [--cpu CORE] [--busy-pct P]
         [--console FILE --console-in FIFO --counters FILE]
         [--insns FILE --insns-ctl FIFO] [--warmup SECS]
-    bench/loadrun.py --csv RUNS --key ... --loadgen G --load L --status STATUS
+    bench/run loadrun --csv RUNS --key ... --loadgen G --load L --status STATUS
         (a row for a load that could not run: no_boot)
 
 The load generator runs inside network namespace NS (ip netns exec), when
@@ -21,12 +20,12 @@ takes:
     `@ LOAD LOADGEN before|after BOUND_MS`. BOUND_MS bounds how far the
     snapshot can lie from the load: before, from sending Ctrl-T to starting
     the load generator; after, from its exit to the end of the answer
-    (bench/counters.py reads the pairs);
+    (the counters report reads the pairs);
   - CPU time: the server's (--server-pid: the QEMU process itself, from its
     pidfile, not qemu-run or `ip netns exec` above it; /proc/PID/stat sums
     every thread of it: vCPU, main loop, helpers, and those that ended; or
     the native server); the load generator's from its rusage when reaped;
-    every CPU's busy time from /proc/stat (bench/hostcpu.py). What is left
+    every CPU's busy time from /proc/stat (runner/hostcpu.py). What is left
     (busy - server - load generator, at least 0) is what other processes
     took; a run where that exceeds --busy-pct of a core is flagged busy;
   - the listen-overflow counter of the namespace the client runs in;
@@ -41,13 +40,13 @@ takes:
     user half, its kernel's and its user space's outside the idle loop
     (insns_kernel_per_req, insns_user_per_req). Such a row is a run under the
     plugin (plugin 1): it slows the guest, so its requests/s are not the
-    guest's (bench/benchdata.py keeps them out of the medians);
+    guest's (runner/records.py keeps them out of the medians);
   - --warmup SECS first runs the same load SECS seconds, unmeasured, so the
     measured run starts in the state the load keeps rather than the one the
     load before left: a new-connection load keeps the unikernel's pcbs in
     TIME_WAIT (2 s of connections, up to lwIP's pool), which lwIP walks to
     accept, demultiplex and remove a connection, so its instructions per
-    request depend on that population (run-bench warms up the runs under
+    request depend on that population (the http workload warms up the runs under
     the plugin).
 Loads: kN = keep-alive, N connections; cN = a new connection per request.
 ab: `ab -k` or not. wrk keeps connections alive by itself: for cN it sends
@@ -409,8 +408,9 @@ def append_row(path, row):
         csv.DictWriter(f, fieldnames=RUN_FIELDS, restval="", lineterminator="\n").writerow(row)
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(description="One measured load run (a row of runs.csv).")
+def parse_args(argv):
+    """The options of one run (the usage above); exits 2 on bad ones."""
+    ap = argparse.ArgumentParser(prog="bench/run loadrun", description="One measured load run (a row of runs.csv).")
     ap.add_argument("--csv", required=True, help="runs.csv to append to")
     ap.add_argument("--key", required=True, help="REP,BACKEND,EMULATOR,PLACEMENT,GUEST")
     ap.add_argument("--loadgen", required=True, choices=["ab", "wrk"])
@@ -437,22 +437,33 @@ def main(argv):
     if len(args.key.split(",")) != 5:
         ap.error("--key needs 5 fields")
     if args.status:
-        row = dict(zip(("rep", "backend", "emulator", "placement", "guest"), args.key.split(",")))
-        row.update({"loadgen": args.loadgen, "load": args.load, "keepalive": int(args.load[0] == "k"),
-                    "concurrency": int(args.load[1:]), "status": args.status, "plugin": args.plugin})
-        append_row(args.csv, row)
-        return 0
+        return args
     if not args.url or not args.raw:
         ap.error("--url and --raw are needed")
     if args.console_in and not (args.console and args.counters):
         ap.error("--console-in needs --console and --counters")
     if bool(args.insns) != bool(args.insns_ctl):
         ap.error("--insns and --insns-ctl go together")
+    return args
+
+
+def measure(argv):
+    """One run (or, with --status, its empty row) appended to --csv; the
+    log line of a run, None for an empty row."""
+    args = parse_args(argv)
+    if args.status:
+        row = dict(zip(("rep", "backend", "emulator", "placement", "guest"), args.key.split(",")))
+        row.update({"loadgen": args.loadgen, "load": args.load, "keepalive": int(args.load[0] == "k"),
+                    "concurrency": int(args.load[1:]), "status": args.status, "plugin": args.plugin})
+        append_row(args.csv, row)
+        return None
     row, log = run(args)
     append_row(args.csv, row)
-    print(log)
+    return log
+
+
+def main(argv):
+    log = measure(argv)
+    if log is not None:
+        print(log)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
