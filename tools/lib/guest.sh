@@ -1,7 +1,7 @@
 # tools/lib/guest.sh: start a guest under tools/qemu-run in the background,
 # see it come up, stop it. The one way the bench scripts, tools/serve and the
 # integration tests boot a server guest (sourced; bash); the Python scripts
-# use it too, through tools/lib/guest.py and tools/lib/guest-run.
+# use it too, through bench/runner/guest.py and tools/lib/guest-run.
 #
 # Offers:
 #   contains [GREP-OPTION...] RE
