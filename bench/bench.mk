@@ -7,12 +7,12 @@
 #   make linux-nginx-guest   the same kernel with initrd-nginx.img: Debian's nginx
 #                        and its libraries, run by bench/nginx/nginx-run
 #                        (docs/linux-guests.md)
-#   make bench           the full benchmark (bench/run-bench; ~20 min here): the
+#   make bench           the full benchmark (bench/run bench: bench/specs/bench.toml; ~20 min here): the
 #                        Linux guest, the unikernel (build/apps/httpd-all.elf: the
 #                        `all` variant, a release build like every variant, so
 #                        one table compares images built with the same flags)
 #                        and the native server; refuses to start on a busy host
-#                        (MAX_LOAD, FORCE=1: see bench/run-bench)
+#                        (MAX_LOAD, FORCE=1: bench/runner/guard.py)
 #   make bench QUICK=1   one short repetition: a smoke run of a few minutes
 #   make bench-quick     the same
 #   make bench-summary DIR=bench/results/<timestamp>   summarise a run again
@@ -62,13 +62,17 @@
 #                        (default 3) seconds of itself: instructions per
 #                        request beside requests/s in runs.csv, summary.md and
 #                        fixes.md (docs/instruction-counts.md)
-# Settings pass through to bench/run-bench: GUESTS (e.g. "linux linux-tuned uk
+# Settings (bench/specs/bench.toml names each) pass through to bench/run: GUESTS (e.g. "linux linux-tuned uk
 # native"), BACKENDS (tap user passt), EMULATORS ("7.2 10"), PLACEMENTS ("none vcpu0
 # vcpu1") or PIN, PIN_CORES, LOADGEN ("ab wrk"), REPS, LOAD_SECS, IDLE_SECS,
 # LOADS, REF, OUT, MAX_LOAD, FORCE, LOADAVG_FILE, BUSY_PCT, INCLUDE_BUSY,
 # WRK_THREADS, UK_HTTPD, COUNT, COUNT_REPS, COUNT_WARMUP. QEMU=7.2|10|PATH
 # (make run, make test, make bench) reaches tools/qemu-run through the
 # environment.
+
+# costs: what each primitive the design trades costs under what runs it
+# (make bench-costs; built by `all`, so the build checks it).
+$(eval $(call app_image,costs,bench/images/costs.c))
 
 LINUX_STAMP  := $(DEPS)/linux/.stamp
 LINUX_DIR    := $(BUILD)/linux
@@ -168,7 +172,7 @@ TEST_DEPS += $(HOSTPROBE)
 bench: $(HTTPD_HOST) $(HTTPD_HOST).flags $(HTTPD_EPOLL).flags linux-guest linux-nginx-guest $(NGINX_RUN).flags \
 		deps $(LOADER) $(HOSTPROBE) $(BENCH_PLUGINS)
 	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
-	$(BENCH_ENV) bench/run-bench
+	$(BENCH_ENV) bench/run bench
 
 bench-quick:
 	$(MAKE) bench QUICK=1
@@ -194,15 +198,11 @@ FIXES_LOO   := all $(SWITCH_NAMES:%=all-minus-%)
 FIXES_IDEAS := all $(IDEAS)
 ifneq ($(filter-out 0,$(QUICK)),)
 FIXES_VARIANTS := baseline all
-FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),1) LOAD_SECS=$(or $(LOAD_SECS),2) \
-	IDLE_SECS=$(or $(IDLE_SECS),2) ORDER=$(or $(ORDER),shuffle) LOADS='$(or $(LOADS),k64 c16)'
 else
 # Each set's builds, `all` once however many sets name it.
 fixes_once = $(if $1,$(firstword $1) $(call fixes_once,$(filter-out $(firstword $1),$1)))
 FIXES_VARIANTS := $(strip $(call fixes_once,$(if $(filter steps all,$(FIXES_SET)),$(FIXES_STEPS)) \
 	$(if $(filter loo all,$(FIXES_SET)),$(FIXES_LOO)) $(if $(filter ideas all,$(FIXES_SET)),$(FIXES_IDEAS))))
-FIXES_ENV := BACKENDS='$(or $(BACKENDS),tap)' REPS=$(or $(REPS),15) LOAD_SECS=$(or $(LOAD_SECS),1) \
-	IDLE_SECS=$(or $(IDLE_SECS),5) ORDER=$(or $(ORDER),shuffle) $(if $(LOADS),LOADS='$(LOADS)')
 endif
 FIXES_GUESTS := linux $(foreach v,$(FIXES_VARIANTS),$(v)=uk:build/apps/httpd-$(v).elf)
 
@@ -210,11 +210,7 @@ FIXES_GUESTS := linux $(foreach v,$(FIXES_VARIANTS),$(v)=uk:build/apps/httpd-$(v
 bench-fixes: linux-guest deps $(LOADER) $(HOSTPROBE) $(BENCH_PLUGINS)
 	@case "$(FIXES_SET)" in steps | loo | ideas | all) ;; *) echo "FIXES_SET must be steps, loo, ideas or all" >&2; exit 2 ;; esac
 	@for v in $(FIXES_VARIANTS); do $(MAKE) --no-print-directory VARIANT=$$v variant >/dev/null || exit 1; done
-	@out='$(or $(OUT),bench/results/fixes-$(shell date +%Y%m%d-%H%M%S))'; \
-	BUILD=$(BUILD) GUESTS='$(FIXES_GUESTS)' REF=linux OUT="$$out" $(FIXES_ENV) \
-	$(foreach v,EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT COUNT COUNT_REPS COUNT_WARMUP,$(if $($(v)),$(v)='$($(v))')) \
-	bench/run-bench && \
-	python3 bench/reqtrace.py "$$out" && python3 bench/fixes.py "$$out"
+	$(BENCH_ENV) GUESTS='$(FIXES_GUESTS)' bench/run fixes
 
 bench-fixes-report:
 	@test -n "$(DIR)" || { echo "usage: make bench-fixes-report DIR=bench/results/<folder>" >&2; exit 2; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# costs.sh: the cost image (tests/images/costs.c) under KVM, run in the
+# costs.sh: the cost image (bench/images/costs.c) under KVM, run in the
 # nested-KVM host by bench/run-costs: REPS boots, each printing its "cost:"
 # lines between "costs-run N" and "costs-end" marks.
 #

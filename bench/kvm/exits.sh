@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # exits.sh: VM exits per request, by reason, for each guest, back-end and
 # load, measured inside the nested-KVM host (L1): the scenario `make
-# bench-kvm` runs through tools/nested/run-l1 (bench/run-kvm collects what it
-# prints).
+# bench-kvm` runs through tools/nested/run-l1 (bench/runner/workloads/kvm.py
+# collects what it prints).
 #
 #   exits.sh REPS REQUESTS BACKENDS GUESTS LOADS
 #     BACKENDS  comma list of vhost, vhostpoll, tap, user (L2's network
@@ -10,7 +10,8 @@
 #     GUESTS    comma list of NAME=uk:IMAGE[:OPTIONS] or NAME=linux (IMAGE
 #               under build/; OPTIONS: kernel options joined by '+', e.g.
 #               spin_us=2000)
-#     LOADS     comma list of k1 k8 k64 (ab -k -c N) and c1 c16 c64 (ab -c N)
+#     LOADS     comma list of NAME:KEEPALIVE:CONCURRENCY (bench/runner/loads.py
+#               writes them: k1:1:1 is ab -k -c 1, c16:0:16 is ab -c 16)
 #
 # Around each load it reads L1's KVM counters (debugfs), a histogram of
 # kvm_exit by exit reason (tracefs), L1's CPU time (/proc/stat) and, for our
@@ -60,11 +61,12 @@ image_of() { # uk:IMAGE[:OPTIONS] -> IMAGE
 	echo "${image%%:*}"
 }
 
-load_args() { # LOAD -> ab options
-	case $1 in
-	k*) echo "-k -c ${1#k}" ;;
-	c*) echo "-c ${1#c}" ;;
-	*) fail "no load $1" ;;
+load_args() { # NAME:KEEPALIVE:CONCURRENCY -> ab options
+	local rest=${1#*:}
+	case $rest in
+	1:[1-9]*) echo "-k -c ${rest#1:}" ;;
+	0:[1-9]*) echo "-c ${rest#0:}" ;;
+	*) fail "no load $1 (NAME:KEEPALIVE:CONCURRENCY)" ;;
 	esac
 }
 
@@ -84,15 +86,15 @@ for rep in $(seq 1 "$reps"); do
 			guest_wait_http "$url" 120
 			ab -q -k -n 200 -c 4 "$url" >/dev/null 2>&1 # warm-up
 			echo "dump $rep $backend $name"
-			for load in "${loads[@]}"; do
-				n=$requests
-				case $load in c*) n=$((requests / 2)) ;; esac
+			for word in "${loads[@]}"; do
+				load=${word%%:*} n=$requests
+				case $word in *:0:*) n=$((requests / 2)) ;; esac
 				[ "${kind%%:*}" = uk ] && { echo "@ $load ab before 0"; guest_status_dump; }
 				kvm_stats >"$KTMP/s0"
 				hist_reset
 				c0=$(cpu_ms) t0=$(uptime_s)
 				# shellcheck disable=SC2046 # the options are words
-				ab -q $(load_args "$load") -n "$n" -s 20 "$url" >"$KTMP/ab" 2>&1
+				ab -q $(load_args "$word") -n "$n" -s 20 "$url" >"$KTMP/ab" 2>&1
 				t1=$(uptime_s) c1=$(cpu_ms)
 				hist_read >"$KTMP/h"
 				kvm_stats >"$KTMP/s1"

@@ -8,9 +8,9 @@
 #                   QEMU 10, which emulates the SVM CPU that L1's KVM runs
 #                   on (QEMU 7.2's emulation loses L2's state under load:
 #                   docs/kvm.md)
-#   make bench-kvm  VM exits per request by reason (bench/run-kvm)
-#   make bench-costs  what each primitive costs per accelerator (bench/run-costs)
-#   make kvm-stress   10 L1 boots of 10,000 new connections each (bench/run-kvm-stress)
+#   make bench-kvm  VM exits per request by reason (bench/run kvm: bench/specs/kvm.toml)
+#   make bench-costs  what each primitive costs per accelerator (bench/run costs)
+#   make kvm-stress   10 L1 boots of 10,000 new connections each (bench/run kvm-stress)
 #   make test       runs tests/integration/kvm/13-kvm-nested.sh with the rest
 
 NESTED_DIR   := $(BUILD)/nested
@@ -34,15 +34,15 @@ TEST_DEPS += nested
 # What each primitive costs under TCG (7.2, 10) and nested KVM.
 .PHONY: bench-costs
 bench-costs: nested $(BUILD)/apps/costs.elf
-	bench/run-costs $(REPS)
+	bench/run costs
 
 # VM exits per request by reason, our kernel against the Linux guest, per
-# back-end in L1 (settings: bench/run-kvm).
+# back-end in L1 (settings: bench/specs/kvm.toml).
 .PHONY: bench-kvm
 bench-kvm: nested
-	bench/run-kvm
+	bench/run kvm
 
-# Does the guest ever wedge under KVM (bench/run-kvm-stress)?
+# Does the guest ever wedge under KVM (bench/run kvm-stress)?
 .PHONY: kvm-stress
 kvm-stress: nested
-	bench/run-kvm-stress
+	bench/run kvm-stress

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 62-bench-guard: bench/run-bench's quiet-host guard, with the load average
+# 62-bench-guard: the benchmark's quiet-host guard, with the load average
 # faked through LOADAVG_FILE (no real load needed). A busy host (3.50 > the
 # default MAX_LOAD 1.0) makes the batch refuse with exit 3 and say why, leaving
 # no results folder; MAX_LOAD above it lets it start, marked passed; ORDER=shuffle
@@ -8,8 +8,9 @@
 # native ones (the host's httpd on the user back-end, 1 s per load, no QEMU),
 # alternating two placements and both load generators, so the batch's rows,
 # its per-run CPU accounting and the summary's sections for them are checked
-# too. bench/run-bulk, run-kvm and run-costs refuse a busy host the same
-# way (bench/quiet-guard.sh). Nothing here depends on speed.
+# too. The bulk, kvm and costs specs refuse a busy host the same way
+# (bench/runner/guard.py), and a bad setting of any spec is refused with
+# exit 2 before anything starts. Nothing here depends on speed.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
 . "$ROOT/tests/integration/lib/net.sh"
@@ -19,11 +20,11 @@ command -v ab >/dev/null && command -v curl >/dev/null && command -v wrk >/dev/n
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "3.50 2.00 1.00 3/200 12345" >"$tmp/busy"
-run() { # OUT-NAME settings...: run-bench on a tiny native batch
+run() { # OUT-NAME settings...: bench/run bench on a tiny native batch
 	local out=$tmp/$1
 	shift
 	env GUESTS=native BACKENDS=user LOADS=k1 REPS=1 LOAD_SECS=1 IDLE_SECS=0 HOSTPROBE_SECS=0.25 LOADAVG_FILE="$tmp/busy" \
-		OUT="$out" "$@" "$ROOT/bench/run-bench" >"$out.log" 2>&1
+		OUT="$out" "$@" "$ROOT/bench/run" bench >"$out.log" 2>&1
 }
 
 echo "== a busy host: refused, with the reason"
@@ -109,9 +110,14 @@ guarded() { # NAME COMMAND...: refused with exit 3, the reason, and no results f
 	[ $rc = 3 ] && grep -q 'refusing to start: the 1-minute load average is 3.50' "$tmp/$name.log" &&
 		[ ! -e "$tmp/$name" ] || { cat "$tmp/$name.log"; fail "$name on a busy host: exit $rc"; }
 }
-guarded bulk GUESTS=native LOADS=up HTTP_LOADS=none bench/run-bulk
-guarded kvm bench/run-kvm
-guarded costs bench/run-costs 1 10
-(cd "$ROOT" && OUT="$tmp/costs-bad" bench/run-costs five) >"$tmp/costs-bad.log" 2>&1
-[ $? = 2 ] && [ ! -e "$tmp/costs-bad" ] || fail "run-costs five: $(cat "$tmp/costs-bad.log")"
+guarded bulk GUESTS=native LOADS=up HTTP_LOADS=none bench/run bulk
+guarded kvm bench/run kvm
+guarded costs bench/run costs REPS=1 ROUNDS=10
+(cd "$ROOT" && OUT="$tmp/costs-bad" bench/run costs REPS=five) >"$tmp/costs-bad.log" 2>&1
+[ $? = 2 ] && grep -q "REPS must be a whole number" "$tmp/costs-bad.log" && [ ! -e "$tmp/costs-bad" ] ||
+	fail "costs REPS=five: $(cat "$tmp/costs-bad.log")"
+(cd "$ROOT" && bench/run costs ROUND=10) >"$tmp/typo.log" 2>&1
+[ $? = 2 ] && grep -q "spec costs has no setting ROUND" "$tmp/typo.log" || fail "a misspelt setting: $(cat "$tmp/typo.log")"
+(cd "$ROOT" && bench/run nosuch) >"$tmp/nosuch.log" 2>&1
+[ $? = 2 ] && grep -q "no spec 'nosuch'" "$tmp/nosuch.log" || fail "an unknown spec: $(cat "$tmp/nosuch.log")"
 echo "all good"

@@ -1,0 +1,40 @@
+"""nested.py: a scenario run inside the nested-KVM host (L1), for the kvm,
+costs and kvm_stress workloads.
+
+tools/nested/run-l1 boots L1 (Debian's kernel under TCG with an emulated SVM
+CPU) and runs a scenario of bench/kvm/ there; L1's console is run-l1's
+output. This runs it bounded, keeps that output (carriage returns dropped,
+as L1's serial console writes them) in a file, and returns run-l1's status.
+"""
+import subprocess
+
+from ..spec import ROOT
+
+
+def run_l1(scenario, args, out_path, timeout=3000, l0="", rewrite=None):
+    """run-l1 --timeout TIMEOUT [--l0 L0] SCENARIO -- ARGS into out_path,
+    each line through rewrite (if given); run-l1's exit status."""
+    cmd = ["tools/nested/run-l1"] + (["--l0", l0] if l0 else []) + ["--timeout", str(timeout), scenario, "--"]
+    cmd += [str(a) for a in args]
+    with open(out_path, "w") as out:
+        p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            for raw in p.stdout:
+                line = raw.decode("utf-8", "replace").replace("\r", "")
+                out.write(rewrite(line) if rewrite else line)
+        finally:
+            if p.poll() is None:
+                p.terminate()
+            rc = p.wait()
+    return rc
+
+
+def lines_of(path, prefix):
+    """The lines of path that begin with prefix."""
+    with open(path, errors="replace") as f:
+        return [line.rstrip("\n") for line in f if line.startswith(prefix)]
+
+
+def dry_run(scenario):
+    p = subprocess.run(["tools/nested/run-l1", "--dry-run", scenario], cwd=ROOT, capture_output=True, text=True)
+    return p.stdout[:300]
