@@ -35,33 +35,9 @@ import os
 import subprocess
 import time
 
+from .procfs import children
+
 LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tools", "lib")
-
-
-def children(pid, name=None):
-    """The pids of pid's children (named name, if given)."""
-    out = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for t in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{t}/children") as f:
-                out += [int(c) for c in f.read().split()]
-        except OSError:
-            pass
-    if name is None:
-        return out
-    return [c for c in out if process_name(c) == name]
-
-
-def process_name(pid):
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return None
 
 
 class Guest:

@@ -20,6 +20,7 @@ import shutil
 import sys
 import time
 
+from . import procfs
 from .spec import SpecError
 
 NAMES = ("none", "vcpu0", "vcpu1")
@@ -63,17 +64,9 @@ def prefix(core):
 
 
 def vcpu_thread(pid):
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return None
-    for t in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{t}/comm") as f:
-                if f.read().startswith("CPU 0/"):
-                    return int(t)
-        except OSError:
-            pass
+    for t in procfs.tasks(pid):
+        if (procfs.task_file(pid, t, "comm") or "").startswith("CPU 0/"):
+            return t
     return None
 
 
@@ -90,15 +83,11 @@ def pin_vcpu(pid, core):
         raise OSError(f"no vCPU thread ('CPU 0/...') in QEMU {pid}")
     os.sched_setaffinity(tid, {core})
     out = []
-    for t in sorted(os.listdir(f"/proc/{pid}/task")):
-        try:
-            with open(f"/proc/{pid}/task/{t}/comm") as f:
-                comm = f.read().strip().replace(" ", "_")
-            with open(f"/proc/{pid}/task/{t}/status") as f:
-                allowed = [ln.split(":", 1)[1].strip() for ln in f if ln.startswith("Cpus_allowed_list:")]
-            out.append(f"{comm}={allowed[0] if allowed else '?'}")
-        except OSError:
-            pass
+    for t in procfs.tasks(pid):
+        comm = (procfs.task_file(pid, t, "comm") or "?").strip().replace(" ", "_")
+        status = procfs.task_file(pid, t, "status") or ""
+        allowed = [ln.split(":", 1)[1].strip() for ln in status.splitlines() if ln.startswith("Cpus_allowed_list:")]
+        out.append(f"{comm}={allowed[0] if allowed else '?'}")
     return " ".join(out)
 
 

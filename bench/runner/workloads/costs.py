@@ -65,13 +65,7 @@ class Workload:
         batch.log(f"{accel} rep {rep}: {sum(1 for line in kept if line.startswith('cost:'))} primitives")
 
     def finish(self, batch):
-        from .. import report
-        report.summarise(batch.out)
-        path = os.path.join(batch.out, "costs.md")
-        if os.path.isfile(path):
-            with open(path) as f:
-                print(f.read(), end="")
-        return 0
+        return nested.summarise_and_show(batch, "costs.md")
 
     def cleanup(self):
         pass

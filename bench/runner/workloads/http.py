@@ -30,6 +30,7 @@ import subprocess
 import time
 
 from .. import hostlib, loadrun, loads, placement, records
+from ..procfs import cpu_ns
 from ..batch import Step
 from ..guest import Guest
 from ..spec import ROOT, SpecError
@@ -37,24 +38,6 @@ from ..spec import ROOT, SpecError
 APP_PORT = 8080
 USER_GUEST_NET = "ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"  # slirp's defaults
 BOOT_TIMEOUT = 120
-
-
-def cpu_ns(pid):
-    """Nanoseconds on a CPU of pid's live threads (schedstat): the idle
-    sample's clock; ticks are too coarse for a sample of a few seconds."""
-    total, seen = 0, False
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return None
-    for t in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
-                total += int(f.read().split()[0])
-                seen = True
-        except (OSError, ValueError, IndexError):
-            pass
-    return total if seen else None
 
 
 def uk_flags_file(image):

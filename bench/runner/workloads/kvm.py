@@ -60,13 +60,7 @@ class Workload:
             batch.log(f"L1 boot {rep} did not finish (see {out})")
 
     def finish(self, batch):
-        from .. import report
-        report.summarise(batch.out)
-        path = os.path.join(batch.out, "summary.md")
-        if os.path.isfile(path):
-            with open(path) as f:
-                print(f.read(), end="")
-        return 0
+        return nested.summarise_and_show(batch, "summary.md")
 
     def cleanup(self):
         pass

@@ -6,6 +6,7 @@ CPU) and runs a scenario of bench/kvm/ there; L1's console is run-l1's
 output. This runs it bounded, keeps that output (carriage returns dropped,
 as L1's serial console writes them) in a file, and returns run-l1's status.
 """
+import os
 import subprocess
 
 from ..spec import ROOT
@@ -38,3 +39,15 @@ def lines_of(path, prefix):
 def dry_run(scenario):
     p = subprocess.run(["tools/nested/run-l1", "--dry-run", scenario], cwd=ROOT, capture_output=True, text=True)
     return p.stdout[:300]
+
+
+def summarise_and_show(batch, table):
+    """The batch's tables (report/), then the one named table printed, as
+    the nested batches end."""
+    from .. import report
+    report.summarise(batch.out)
+    path = os.path.join(batch.out, table)
+    if os.path.isfile(path):
+        with open(path) as f:
+            print(f.read(), end="")
+    return 0
