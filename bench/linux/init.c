@@ -73,14 +73,19 @@ struct boot_config {
 	char *argv[MAX_ARGS + 2];  /* app, then the words after `--` */
 };
 
+static void vsay(const char *fmt, va_list ap)
+{
+	fputs("init: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 static void say(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	fputs("init: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsay(fmt, ap);
 	va_end(ap);
 }
 
@@ -132,9 +137,7 @@ static void fail(int status, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	fputs("init: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsay(fmt, ap);
 	va_end(ap);
 	end_machine(status);
 }
