@@ -46,6 +46,7 @@ include apps/apps.mk
 -include $(wildcard tests/images/*.mk)
 -include apps/httpd/httpd.mk
 -include apps/iperf/iperf.mk
+-include apps/floor/floor.mk
 include tools/plugin/plugin.mk
 -include bench/bench.mk
 -include tools/nested/nested.mk
