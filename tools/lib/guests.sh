@@ -15,6 +15,12 @@
 #                    configuration linux-nginx has
 #   uk               the unikernel's benchmark build, $UK_HTTPD (default
 #                    build/apps/httpd-all.elf: the `all` variant, a release build)
+#   floor            the floor: $GUESTS_BUILD/apps/floor.elf, a minimal HTTP
+#                    responder on the virtio-net driver, no TCP/IP stack
+#                    (apps/floor/floor.c): each request answered with the least
+#                    work the VMM path allows, the reference every ratio can be
+#                    read against (docs/benchmarks.md, "The floor"); prints its
+#                    counters on Ctrl-T
 #   uk:IMAGE         a unikernel app image, booted by the loader
 #   NAME=uk:IMAGE    the same, reported under NAME
 #   NAME=uk:IMAGE+OPT[+OPT...]   the same with kernel options on its command
@@ -104,13 +110,16 @@ guest_resolve() {
 	uk)
 		GUEST_KIND=uk
 		GUEST_KERNEL=$LOADER GUEST_INITRD=${UK_HTTPD:-$GUESTS_BUILD/apps/httpd-all.elf} GUEST_CTRL_T=1 ;;
+	floor)
+		GUEST_KIND=uk
+		GUEST_KERNEL=$LOADER GUEST_INITRD=$GUESTS_BUILD/apps/floor.elf GUEST_CTRL_T=1 ;;
 	uk:?*)
 		GUEST_KIND=uk
 		kind=${rest#uk:}
 		GUEST_KERNEL=$LOADER GUEST_INITRD=${kind%%+*} GUEST_CTRL_T=1
 		[ "$kind" != "${kind%%+*}" ] && GUEST_PREFIX=$(echo "${kind#*+}" | tr '+' ' ') ;;
 	*) echo "bench: unknown guest '$spec' (linux, linux-tuned, linux-epoll, linux-nginx, native," \
-		"native-nginx, uk, uk:IMAGE, NAME=uk:IMAGE)" >&2; return 1 ;;
+		"native-nginx, uk, floor, uk:IMAGE, NAME=uk:IMAGE)" >&2; return 1 ;;
 	esac
 	local f
 	for f in $GUEST_KERNEL $GUEST_INITRD "${sized[@]}"; do
