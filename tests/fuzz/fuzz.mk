@@ -29,7 +29,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECS    ?= 60
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I.
-FUZZ_TARGETS := http cmdline image virtqueue netrx iperf
+FUZZ_TARGETS := http cmdline image virtqueue netrx iperf floor
 FUZZ         ?= $(FUZZ_TARGETS)
 
 FUZZ_PKG_STAMP := $(DEPS)/.fuzz-packages.stamp
@@ -43,6 +43,10 @@ FUZZ_SRCS_image     := loader/image.c
 FUZZ_SRCS_virtqueue := drivers/virtio/virtqueue.c
 FUZZ_SRCS_iperf     := apps/iperf/session.c apps/iperf/proto.c apps/iperf/json.c
 FUZZ_DEPS_iperf     := $(wildcard apps/iperf/*.h)
+# floor: the floor's receive path (apps/floor) on frames, the driver played
+# by the harness, which checks every frame the floor sends.
+FUZZ_SRCS_floor     := apps/floor/link.c apps/floor/tcp.c apps/floor/answer.c apps/httpd/http.c
+FUZZ_DEPS_floor     := apps/floor/floor.h apps/httpd/http.h kernel/kernel.h drivers/virtio/virtio.h
 
 # ---- netrx: a raw virtio-net buffer through the driver, lwIP and the sockets --
 # lwIP is built twice more for it, with the guest's configuration except that
