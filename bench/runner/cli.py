@@ -9,7 +9,8 @@
                                       its plan, without running it
     bench/run TOOL ARGS               one of TOOLS below (TOOL --help)
 Exit: 0 done; 1 the batch ran and a check failed (soak, kvm-stress); 2 bad
-settings or usage; 3 refused by the quiet-host guard.
+settings or usage; 3 refused by the quiet-host guard; 77 soak: no network
+namespace could be made here (test 36 skips on it).
 """
 import importlib
 import sys
