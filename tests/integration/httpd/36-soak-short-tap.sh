@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The soak (bench/soak, `make soak`) in short: 20,000 keep-alive requests and
-# 3,000 new connections against the unikernel's httpd on tap. Passes when the
-# soak exits 0 and its report shows what that means: every ab run complete
-# with none failed, every pools field after the load equal to its value after
-# the warm-up (the heap's break within the trim slack), the guest's exit
-# status 0. About 20 s here; on a failure the log holds the soak's report and
-# the last lines of the guest's console.
+# The soak (`bench/run soak`, `make soak`) in short: 20,000 keep-alive
+# requests and 3,000 new connections against the unikernel's httpd on tap.
+# Passes when the soak exits 0 and its report shows what that means: every ab
+# run complete with none failed, every pools field after the load equal to its
+# value after the warm-up (the heap's break within the trim slack), the
+# guest's exit status 0. About 20 s here; on a failure the log holds the
+# soak's report and the last lines of the guest's console.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
 . "$ROOT/tests/integration/lib/net.sh"
@@ -15,14 +15,13 @@ command -v ab >/dev/null && command -v curl >/dev/null || skip "ab or curl missi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-BUILD=$BUILD KEEPALIVE=20000 NEW=3000 CONC_K="8 64" CONC_N=16 TIMEOUT=60 OUT=$out \
-	"$ROOT/bench/soak"
+BUILD=$BUILD "$ROOT/bench/run" soak KEEPALIVE=20000 NEW=3000 CONC_K="8 64" CONC_N=16 TIMEOUT=60 OUT="$out"
 rc=$?
-[ $rc = 77 ] && skip "bench/soak could not make a namespace here"
+[ $rc = 77 ] && skip "the soak could not make a namespace here"
 report=$out/report.md
-[ -f "$report" ] || fail "bench/soak exited with $rc and wrote no report"
+[ -f "$report" ] || fail "bench/run soak exited with $rc and wrote no report"
 # On a failure the guest's console says more than the report.
-[ $rc = 0 ] || { tail -n 40 "$out/console.log"; fail "bench/soak exited with $rc"; }
+[ $rc = 0 ] || { tail -n 40 "$out/raw/console.log"; fail "bench/run soak exited with $rc"; }
 
 grep -q '^## Verdict: PASS$' "$report" || fail "the report's verdict is not PASS"
 # Every load row ok, with the requests asked for.
