@@ -16,8 +16,11 @@ APP_COMMON_HDRS := apps/common/common.h
 $(BUILD)/apps/%.c.o: apps/%.c mk/toolchain.mk | $(NEWLIB_STAMP) $(LWIP_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$<)$(KCC) $(APP_CFLAGS) $(IMAGE_APP_INCLUDES) -c -o $@ $<
-# Test images (tests/images/) are apps too.
+# Test images (tests/images/) and the benchmark's (bench/images/) are apps too.
 $(BUILD)/tests/images/%.c.o: tests/images/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
+	@mkdir -p $(@D)
+	$(call say,CC,$<)$(KCC) $(APP_CFLAGS) $(IMAGE_APP_INCLUDES) -c -o $@ $<
+$(BUILD)/bench/images/%.c.o: bench/images/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$<)$(KCC) $(APP_CFLAGS) $(IMAGE_APP_INCLUDES) -c -o $@ $<
 
