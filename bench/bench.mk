@@ -41,7 +41,7 @@
 #   make bench-fixes QUICK=1   smoke run: linux, baseline, all; tap; 1 rep;
 #                        loads k64 c16; about 2 minutes
 #   make bench-fixes-report DIR=...   counters.csv and fixes.md again
-#   make soak            the long run (bench/soak): 1,000,000 keep-alive requests
+#   make soak            the long run (bench/run soak): 1,000,000 keep-alive requests
 #                        (ab -k, -c 8 and 64) and 100,000 new connections (-c 16)
 #                        against build/apps/httpd.elf on tap; fails on any failed
 #                        request or any pool (lwIP memp, lwIP heap, sockets,
@@ -53,7 +53,7 @@
 #                        SOAK_CONC_K, SOAK_CONC_N, SOAK_TIMEOUT (per ab run),
 #                        SOAK_SETTLE, SOAK_SETTLE_MAX, SOAK_WARM_ROUNDS,
 #                        SOAK_HEADROOM, SOAK_TRIM_SLACK and SOAK_OUT become
-#                        bench/soak's settings of those names.
+#                        the settings of those names (bench/specs/soak.toml).
 #                        `make test` runs a short one (test 36).
 #   make bench COUNT=1, make bench-fixes COUNT=1   and, after the timed
 #                        repetitions, COUNT_REPS (default 3) under the
@@ -66,7 +66,7 @@
 # native"), BACKENDS (tap user passt), EMULATORS ("7.2 10"), PLACEMENTS ("none vcpu0
 # vcpu1") or PIN, PIN_CORES, LOADGEN ("ab wrk"), REPS, LOAD_SECS, IDLE_SECS,
 # LOADS, REF, OUT, MAX_LOAD, FORCE, LOADAVG_FILE, BUSY_PCT, INCLUDE_BUSY,
-# WRK_THREADS, UK_HTTPD, COUNT, COUNT_REPS, COUNT_WARMUP. QEMU=7.2|10|PATH
+# WRK_THREADS, UK_HTTPD, UK_FLOOR, ORDER, COUNT, COUNT_REPS, COUNT_WARMUP. QEMU=7.2|10|PATH
 # (make run, make test, make bench) reaches tools/qemu-run through the
 # environment.
 
@@ -150,9 +150,9 @@ $(LINUX_NGINX_INITRD): $(LINUX_INIT) $(HTTPD_HOST) $(NGINX_RUN) $(NGINX_PROG) be
 linux-nginx-guest: $(LINUX_KERNEL) $(LINUX_NGINX_INITRD)
 TEST_DEPS += linux-nginx-guest $(NGINX_RUN) $(NGINX_RUN).flags
 
-# Only the settings given are passed: run-bench has its own defaults.
+# Only the settings given are passed: bench/specs/bench.toml has the defaults.
 BENCH_SETTINGS := QUICK GUESTS BACKENDS EMULATORS PLACEMENTS PIN PIN_CORES LOADGEN REPS LOAD_SECS \
-	IDLE_SECS LOADS REF OUT MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT INCLUDE_BUSY WRK_THREADS UK_HTTPD \
+	IDLE_SECS LOADS REF OUT MAX_LOAD FORCE LOADAVG_FILE BUSY_PCT INCLUDE_BUSY WRK_THREADS UK_HTTPD UK_FLOOR ORDER \
 	COUNT COUNT_REPS COUNT_WARMUP
 # COUNT=1 counts instructions: the plugin of every emulator the batch runs.
 BENCH_PLUGINS = $(if $(filter 1,$(COUNT)),$(PLUGIN_72) $(if $(filter 10,$(QEMU) $(EMULATORS)),$(PLUGIN_10)))
@@ -204,7 +204,7 @@ fixes_once = $(if $1,$(firstword $1) $(call fixes_once,$(filter-out $(firstword 
 FIXES_VARIANTS := $(strip $(call fixes_once,$(if $(filter steps all,$(FIXES_SET)),$(FIXES_STEPS)) \
 	$(if $(filter loo all,$(FIXES_SET)),$(FIXES_LOO)) $(if $(filter ideas all,$(FIXES_SET)),$(FIXES_IDEAS))))
 endif
-FIXES_GUESTS := linux $(foreach v,$(FIXES_VARIANTS),$(v)=uk:build/apps/httpd-$(v).elf)
+FIXES_GUESTS := linux floor $(foreach v,$(FIXES_VARIANTS),$(v)=uk:build/apps/httpd-$(v).elf)
 
 .PHONY: bench-fixes bench-fixes-report
 bench-fixes: linux-guest deps $(LOADER) $(HOSTPROBE) $(BENCH_PLUGINS)
@@ -219,13 +219,13 @@ bench-fixes-report:
 	python3 bench/fixes.py $(DIR)
 
 # ---- soak: a long run that must fail nothing and leak nothing --------------
-# Only the settings given are passed (SOAK_X becomes bench/soak's X).
+# Only the settings given are passed (SOAK_X becomes bench/specs/soak.toml's X).
 SOAK_SETTINGS := KEEPALIVE NEW CONC_K CONC_N TIMEOUT SETTLE SETTLE_MAX WARM_ROUNDS HEADROOM TRIM_SLACK OUT
 SOAK_ENV = $(strip BUILD=$(BUILD) $(foreach v,$(SOAK_SETTINGS),$(if $(SOAK_$(v)),$(v)='$(SOAK_$(v))')))
 
 .PHONY: soak
 soak: all
-	$(SOAK_ENV) bench/soak
+	$(SOAK_ENV) bench/run soak
 
 # ---- the Linux guest for iperf (bench/run-bulk, test 49) -------------------
 #   make linux-iperf-guest   the same kernel, init and httpd, and the iperf3

@@ -79,12 +79,14 @@ endif
 variant:
 	@test -n "$(VARIANT)" || { echo "usage: make VARIANT=NAME (make list-variants)" >&2; exit 2; }
 	$(Q)$(MAKE) --no-print-directory VARIANT=$(VARIANT) $(BUILD)/apps/httpd.elf $(LOADER) \
-		$(if $(filter all,$(VARIANT)),$(BUILD)/apps/iperf.elf)
+		$(if $(filter all,$(VARIANT)),$(BUILD)/apps/iperf.elf $(BUILD)/apps/floor.elf)
 	@mkdir -p build/apps
 	$(Q)cp $(BUILD)/apps/httpd.elf build/apps/httpd-$(VARIANT).elf
 	@echo '$(strip $(GUEST_CFLAGS))' >build/apps/httpd-$(VARIANT).flags
 	$(Q)$(if $(filter all,$(VARIANT)),cp $(BUILD)/apps/iperf.elf build/apps/iperf-all.elf && \
-		echo '$(strip $(GUEST_CFLAGS))' >build/apps/iperf-all.flags)
+		echo '$(strip $(GUEST_CFLAGS))' >build/apps/iperf-all.flags && \
+		cp $(BUILD)/apps/floor.elf build/apps/floor-all.elf && \
+		echo '$(strip $(GUEST_CFLAGS))' >build/apps/floor-all.flags)
 	@echo "built build/apps/httpd-$(VARIANT).elf (off: $(or $(VARIANT_OFF_$(VARIANT)),nothing)$(if $(IDEA_CFLAGS_$(VARIANT)),; $(IDEA_CFLAGS_$(VARIANT))))"
 
 variants: deps

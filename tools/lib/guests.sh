@@ -15,7 +15,8 @@
 #                    configuration linux-nginx has
 #   uk               the unikernel's benchmark build, $UK_HTTPD (default
 #                    build/apps/httpd-all.elf: the `all` variant, a release build)
-#   floor            the floor: $GUESTS_BUILD/apps/floor.elf, a minimal HTTP
+#   floor            the floor: $UK_FLOOR (default build/apps/floor-all.elf, the
+#                    `all` variant's release build, as uk's), a minimal HTTP
 #                    responder on the virtio-net driver, no TCP/IP stack
 #                    (apps/floor/floor.c): each request answered with the least
 #                    work the VMM path allows, the reference every ratio can be
@@ -112,7 +113,7 @@ guest_resolve() {
 		GUEST_KERNEL=$LOADER GUEST_INITRD=${UK_HTTPD:-$GUESTS_BUILD/apps/httpd-all.elf} GUEST_CTRL_T=1 ;;
 	floor)
 		GUEST_KIND=uk
-		GUEST_KERNEL=$LOADER GUEST_INITRD=$GUESTS_BUILD/apps/floor.elf GUEST_CTRL_T=1 ;;
+		GUEST_KERNEL=$LOADER GUEST_INITRD=${UK_FLOOR:-$GUESTS_BUILD/apps/floor-all.elf} GUEST_CTRL_T=1 ;;
 	uk:?*)
 		GUEST_KIND=uk
 		kind=${rest#uk:}

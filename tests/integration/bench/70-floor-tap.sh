@@ -27,14 +27,14 @@
 #    the same bytes and ab -k -c 1 -n 500 through the forwarded port, then
 #    the shutdown's status 0.
 # The floor is booted from its spec in tools/lib/guests.sh, as the benchmark
-# boots it.
+# boots it, with the default build's image (UK_FLOOR): its checks on.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
 . "$ROOT/tools/lib/guests.sh"
 HTTPD=$ROOT/$BUILD/host/httpd
 # The benchmark's guest spec: the image, and a console that answers Ctrl-T.
-GUESTS_BUILD=$ROOT/$BUILD guest_resolve floor || fail "tools/lib/guests.sh does not know the floor"
+UK_FLOOR=$ROOT/$BUILD/apps/floor.elf GUESTS_BUILD=$ROOT/$BUILD guest_resolve floor || fail "tools/lib/guests.sh does not know the floor"
 [ "$GUEST_KIND" = uk ] && [ "$GUEST_CTRL_T" = 1 ] || fail "the floor's spec: kind $GUEST_KIND, Ctrl-T '$GUEST_CTRL_T'"
 IMAGE=$GUEST_INITRD LOADER=$GUEST_KERNEL
 [ -x "$HTTPD" ] || fail "no $HTTPD"
