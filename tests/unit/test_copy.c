@@ -23,16 +23,6 @@ static const char *copy_option;
 
 const char *kernel_option(const char *key) { return !strcmp(key, "copy") ? copy_option : NULL; }
 enum hypervisor cpu_hypervisor(void) { return HYPERVISOR_KVM; }
-void panic(const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	fail_msg("panic: %s", buf);
-	abort();
-}
 
 /* ---- the copies ------------------------------------------------------------- */
 

@@ -49,16 +49,6 @@ int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
 	(void)ready, (void)ctx, (void)deadline_ns;
 	return 0;
 }
-void panic(const char *fmt, ...)
-{
-	va_list ap;
-	char buf[256];
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	fail_msg("panic: %s", buf);
-	abort();
-}
 
 /* ---- the tests ------------------------------------------------------------------ */
 

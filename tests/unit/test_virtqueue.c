@@ -16,18 +16,6 @@
 #include "drivers/virtio/virtqueue.h"
 #include "kernel/kernel.h"
 
-/* KASSERT in the code under test lands here. */
-void panic(const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	fail_msg("panic: %s", buf);
-	abort();
-}
-
 #define SIZE 8
 
 static struct virtqueue vq;

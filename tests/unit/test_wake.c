@@ -68,16 +68,6 @@ int kprintf(const char *fmt, ...)
 	(void)fmt;
 	return 0;
 }
-void panic(const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	fail_msg("panic: %s", buf);
-	abort();
-}
 
 /* The options the executor reads: the spin's window, set per test. */
 static const char *spin_us_option;

@@ -1,5 +1,8 @@
 # unit.mk: the host unit tests and the project sources each one tests.
-# (See tests/tests.mk for the convention.)
+# (See tests/tests.mk for the convention.) A test that runs kernel code which
+# may panic links tests/unit/panic.c ($(UNIT_PANIC)): a panic fails the test.
+
+UNIT_PANIC := tests/unit/panic.c
 
 # httpd's request parser and response builder (issue 4)
 UNIT_TESTS += http
@@ -55,7 +58,7 @@ UNIT_SRCS_timerq := kernel/timerq.c
 # The console's keys end a spin or a park at once (issue 36): the executor
 # and kernel/signal.c over kernel/timer.c's park (included by the test).
 UNIT_TESTS += wake
-UNIT_SRCS_wake := kernel/executor.c kernel/spinwin.c kernel/signal.c kernel/options.c kernel/timerq.c
+UNIT_SRCS_wake := kernel/executor.c kernel/spinwin.c kernel/signal.c kernel/options.c kernel/timerq.c $(UNIT_PANIC)
 UNIT_DEPS_wake := kernel/timer.c kernel/switches.h kernel/kernel.h kernel/options.h kernel/spinwin.h
 
 # The spin's window (kernel/spinwin.c): how long the executor spins.
@@ -64,15 +67,15 @@ UNIT_SRCS_spinwin := kernel/spinwin.c
 
 # The one-shot's reloads (kernel/timer.c, included by the test), both ways.
 UNIT_TESTS += timer timer_naive
-UNIT_SRCS_timer := kernel/timerq.c
+UNIT_SRCS_timer := kernel/timerq.c $(UNIT_PANIC)
 UNIT_DEPS_timer := kernel/timer.c kernel/switches.h
-UNIT_SRCS_timer_naive := kernel/timerq.c
+UNIT_SRCS_timer_naive := kernel/timerq.c $(UNIT_PANIC)
 UNIT_DEPS_timer_naive := kernel/timer.c kernel/switches.h
 UNIT_MAIN_timer_naive := tests/unit/test_timer.c
 UNIT_CFLAGS_timer_naive := -DSW_TIMER_NO_RELOAD=0
 
 UNIT_TESTS += virtqueue
-UNIT_SRCS_virtqueue := drivers/virtio/virtqueue.c
+UNIT_SRCS_virtqueue := drivers/virtio/virtqueue.c $(UNIT_PANIC)
 
 # The virtio-net driver over the netrx harness's simulated device, in the
 # modes that lose notifications (issue 12); the second build turns the
@@ -108,7 +111,7 @@ include tests/unit/socket/lwip.mk
 SOCKET_TEST_SRCS := tests/unit/socket/probe.c tests/unit/socket/host.c tests/unit/socket/loopnet.c \
                     tests/unit/socket/pairs.c tests/unit/socket/fdcalls.c $(NET_SOCKET_SRCS) \
                     net/inet.c net/udp.c net/tcp_hooks.c kernel/fd.c kernel/poll.c kernel/executor.c kernel/spinwin.c kernel/trace.c \
-                    kernel/options.c
+                    kernel/options.c $(UNIT_PANIC)
 SOCKET_TEST_DEPS := $(wildcard tests/unit/socket/*.h net/*.h kernel/*.h kernel/include/*.h \
                     kernel/include/sys/*.h net/include/*/*.h)
 
@@ -130,7 +133,7 @@ UNIT_ORDER_sock_rx := $(LWIP_STAMP)
 
 # The data path's copy routines (net/copy.c).
 UNIT_TESTS += copy
-UNIT_SRCS_copy := net/copy.c kernel/options.c
+UNIT_SRCS_copy := net/copy.c kernel/options.c $(UNIT_PANIC)
 UNIT_CFLAGS_copy := $(SOCKET_TEST_INCLUDES)
 UNIT_DEPS_copy := net/net_internal.h kernel/options.h
 UNIT_ORDER_copy := $(LWIP_STAMP)

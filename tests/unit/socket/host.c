@@ -1,10 +1,10 @@
 /*
  * host.c: what the guest kernel and driver would give the socket layer, as
  * host stand-ins: a fake clock that only the test and cpu_park() move, kernel
- * options, the console, panic (a test failure), the executor's timer, park
- * and counter-report hooks, the virtio-net interrupt switch, lwIP's sys_now
- * and random numbers (read/write/close over the descriptor table are in
- * fdcalls.c, which the netrx fuzzer shares).
+ * options, the console, the executor's timer, park and counter-report hooks,
+ * the virtio-net interrupt switch, lwIP's sys_now and random numbers
+ * (read/write/close over the descriptor table are in fdcalls.c, which the
+ * netrx fuzzer shares; panic, a test failure, in tests/unit/panic.c).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -69,18 +69,6 @@ int kprintf(const char *fmt, ...)
 	int n = vprintf(fmt, ap);
 	va_end(ap);
 	return n;
-}
-
-/* KASSERT and lwIP's assertions land here. */
-void panic(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	fail_msg("panic: %s", buf);
-	abort();
 }
 
 /* The kernel's counter reports: layers register printers; wait loops ask
