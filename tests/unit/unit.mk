@@ -84,25 +84,22 @@ VNET_NOTIFY_SRCS := drivers/virtio/virtio_net.c drivers/virtio/vnet_rx.c drivers
                     drivers/virtio/virtqueue.c tests/fuzz/netrx/device.c kernel/trace.c kernel/options.c \
                     tests/unit/vnet_host.c
 VNET_NOTIFY_DEPS := $(wildcard drivers/virtio/*.h tests/fuzz/netrx/*.h kernel/kernel.h kernel/options.h)
-UNIT_TESTS += vnet_notify
-UNIT_SRCS_vnet_notify := $(VNET_NOTIFY_SRCS)
-UNIT_DEPS_vnet_notify := $(VNET_NOTIFY_DEPS)
-UNIT_TESTS += vnet_notify_off
-UNIT_SRCS_vnet_notify_off := $(VNET_NOTIFY_SRCS)
-UNIT_DEPS_vnet_notify_off := $(VNET_NOTIFY_DEPS) tests/unit/test_vnet_notify.c
+# vnet_test NAME[,SOURCE]: a driver test over that device; SOURCE, another
+# test's file its own includes (a second build of it).
+define vnet_test
+UNIT_TESTS += $(1)
+UNIT_SRCS_$(1) := $$(VNET_NOTIFY_SRCS)
+UNIT_DEPS_$(1) := $$(VNET_NOTIFY_DEPS) $(2)
+endef
+$(eval $(call vnet_test,vnet_notify))
+$(eval $(call vnet_test,vnet_notify_off,tests/unit/test_vnet_notify.c))
 
 # Its offloads (issue 14) over the same device, offering them and not.
-UNIT_TESTS += vnet_offload
-UNIT_SRCS_vnet_offload := $(VNET_NOTIFY_SRCS)
-UNIT_DEPS_vnet_offload := $(VNET_NOTIFY_DEPS)
-UNIT_TESTS += vnet_offload_none
-UNIT_SRCS_vnet_offload_none := $(VNET_NOTIFY_SRCS)
-UNIT_DEPS_vnet_offload_none := $(VNET_NOTIFY_DEPS) tests/unit/test_vnet_offload.c
+$(eval $(call vnet_test,vnet_offload))
+$(eval $(call vnet_test,vnet_offload_none,tests/unit/test_vnet_offload.c))
 
 # Receive buffers lent to the stack and handed back (issue 21).
-UNIT_TESTS += vnet_lend
-UNIT_SRCS_vnet_lend := $(VNET_NOTIFY_SRCS)
-UNIT_DEPS_vnet_lend := $(VNET_NOTIFY_DEPS)
+$(eval $(call vnet_test,vnet_lend))
 
 # The socket layer ($(NET_SOCKET_SRCS); probe.c looks inside) over real lwIP on an
 # in-memory loopback interface; host stand-ins for the kernel and the driver.
@@ -114,22 +111,22 @@ SOCKET_TEST_SRCS := tests/unit/socket/probe.c tests/unit/socket/host.c tests/uni
                     kernel/options.c $(UNIT_PANIC)
 SOCKET_TEST_DEPS := $(wildcard tests/unit/socket/*.h net/*.h kernel/*.h kernel/include/*.h \
                     kernel/include/sys/*.h net/include/*/*.h)
-
-UNIT_TESTS += socket
-UNIT_SRCS_socket := $(SOCKET_TEST_SRCS)
-UNIT_CFLAGS_socket := $(SOCKET_TEST_INCLUDES)
-UNIT_LIBS_socket := $(LWIP_HOST_LIB)
-UNIT_DEPS_socket := $(SOCKET_TEST_DEPS)
-UNIT_ORDER_socket := $(LWIP_STAMP)
+# socket_test NAME[,CFLAGS,SOURCE]: a test over that harness, with extra
+# compiler flags, from its own file or SOURCE.
+define socket_test
+UNIT_TESTS += $(1)
+UNIT_SRCS_$(1) := $$(SOCKET_TEST_SRCS)
+UNIT_CFLAGS_$(1) := $$(SOCKET_TEST_INCLUDES) $(2)
+UNIT_LIBS_$(1) := $$(LWIP_HOST_LIB)
+UNIT_DEPS_$(1) := $$(SOCKET_TEST_DEPS)
+UNIT_ORDER_$(1) := $$(LWIP_STAMP)
+UNIT_MAIN_$(1) := $(3)
+endef
+$(eval $(call socket_test,socket))
 
 # The socket layer's receive queue (net/sock_rx.c): what a connection whose
 # reader does not read can hold, and the window dropped data gives back.
-UNIT_TESTS += sock_rx
-UNIT_SRCS_sock_rx := $(SOCKET_TEST_SRCS)
-UNIT_CFLAGS_sock_rx := $(SOCKET_TEST_INCLUDES)
-UNIT_LIBS_sock_rx := $(LWIP_HOST_LIB)
-UNIT_DEPS_sock_rx := $(SOCKET_TEST_DEPS)
-UNIT_ORDER_sock_rx := $(LWIP_STAMP)
+$(eval $(call socket_test,sock_rx))
 
 # The data path's copy routines (net/copy.c).
 UNIT_TESTS += copy
@@ -141,15 +138,7 @@ UNIT_ORDER_copy := $(LWIP_STAMP)
 # Each design switch on its naive side (kernel/switches.h), one build per
 # switch with only that one off, one with all on and one with all off
 # (tests/unit/test_switches.c; names and macros from mk/variants.mk).
-define switches_test
-UNIT_TESTS += switches_$(1)
-UNIT_SRCS_switches_$(1) := $$(SOCKET_TEST_SRCS)
-UNIT_CFLAGS_switches_$(1) := $$(SOCKET_TEST_INCLUDES) $(2)
-UNIT_LIBS_switches_$(1) := $$(LWIP_HOST_LIB)
-UNIT_DEPS_switches_$(1) := $$(SOCKET_TEST_DEPS)
-UNIT_ORDER_switches_$(1) := $$(LWIP_STAMP)
-UNIT_MAIN_switches_$(1) := tests/unit/test_switches.c
-endef
-$(eval $(call switches_test,all,))
-$(eval $(call switches_test,baseline,$(foreach s,$(SWITCH_NAMES),-D$(SWITCH_MACRO_$(s))=0)))
-$(foreach s,$(SWITCH_NAMES),$(eval $(call switches_test,naive_$(s),-D$(SWITCH_MACRO_$(s))=0)))
+SWITCHES_MAIN := tests/unit/test_switches.c
+$(eval $(call socket_test,switches_all,,$(SWITCHES_MAIN)))
+$(eval $(call socket_test,switches_baseline,$(foreach s,$(SWITCH_NAMES),-D$(SWITCH_MACRO_$(s))=0),$(SWITCHES_MAIN)))
+$(foreach s,$(SWITCH_NAMES),$(eval $(call socket_test,switches_naive_$(s),-D$(SWITCH_MACRO_$(s))=0,$(SWITCHES_MAIN))))
