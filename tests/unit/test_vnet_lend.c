@@ -18,6 +18,7 @@
 #include "drivers/virtio/virtio.h"
 #include "kernel/kernel.h"
 #include "tests/fuzz/netrx/netrx.h"
+#include "tests/unit/vnet_host.h"
 
 /* ---- the kernel as the driver sees it ------------------------------------------ */
 
@@ -119,13 +120,7 @@ static void give_all_back(void)
 static int setup(void **state)
 {
 	(void)state;
-	static bool started;
-	if (!started) {
-		dev_offer(DEV_OFFER_TAP);
-		assert_int_equal(vnet_init(), 0);
-		vnet_rx_irq_enable(false);
-		started = true;
-	}
+	vnet_host_start(DEV_OFFER_TAP);
 	give_all_back();
 	borrow = true;
 	return 0;

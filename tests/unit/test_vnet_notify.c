@@ -28,6 +28,7 @@
 #include "drivers/virtio/vnet_internal.h"
 #include "kernel/kernel.h"
 #include "tests/fuzz/netrx/netrx.h"
+#include "tests/unit/vnet_host.h"
 
 #ifndef VNET_REPAIR
 #define VNET_REPAIR 1
@@ -95,13 +96,8 @@ static void settle_all(void)
 static int setup(void **state)
 {
 	(void)state;
-	static bool started;
-	if (!started) {
-		assert_int_equal(vnet_init(), 0);
-		vnet_set_tx_done(tx_done);
-		vnet_rx_irq_enable(false);
-		started = true;
-	}
+	vnet_host_start(DEV_OFFER_TAP);
+	vnet_set_tx_done(tx_done);
 	dev_set_mode(0);
 	settle_all();
 	return 0;

@@ -25,6 +25,7 @@
 #include "drivers/virtio/virtio.h"
 #include "kernel/kernel.h"
 #include "tests/fuzz/netrx/netrx.h"
+#include "tests/unit/vnet_host.h"
 
 #ifndef OFFER
 #define OFFER DEV_OFFER_TAP
@@ -110,13 +111,7 @@ static int receive(size_t len, bool count_buffers)
 static int setup(void **state)
 {
 	(void)state;
-	static bool started;
-	if (!started) {
-		dev_offer(OFFER);
-		assert_int_equal(vnet_init(), 0);
-		vnet_rx_irq_enable(false);
-		started = true;
-	}
+	vnet_host_start(OFFER);
 	return 0;
 }
 

@@ -3,7 +3,8 @@
  * (test_vnet_notify.c, test_vnet_offload.c and their second builds): quiet
  * kprintf and trace, TCG as the hypervisor, a 1 GHz TSC for kernel/trace.c,
  * and panic and the simulated device's harness_fail ending the test with
- * their message. Each test keeps its own clock_ns() and kernel_option()
+ * their message; and the driver's start over the simulated device
+ * (vnet_host.h). Each test keeps its own clock_ns() and kernel_option()
  * (the options it boots with, which kernel/options.c reads), which are what
  * it varies.
  */
@@ -14,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <cmocka.h>
+#include "drivers/virtio/virtio.h"
 #include "kernel/kernel.h"
 #include "tests/fuzz/netrx/netrx.h"
+#include "tests/unit/vnet_host.h"
 
 uint64_t clock_tsc_hz(void) { return 1000000000; } /* kernel/trace.c reads the real TSC */
 /* TCG: the driver then orders its last look before a park with a device read
@@ -48,4 +51,15 @@ void harness_fail(const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	vfail("device", fmt, ap); /* ends the test: no va_end */
+}
+
+void vnet_host_start(uint64_t offloads)
+{
+	static bool started;
+	if (started)
+		return;
+	dev_offer(offloads);
+	assert_int_equal(vnet_init(), 0);
+	vnet_rx_irq_enable(false);
+	started = true;
 }
