@@ -40,101 +40,104 @@ static void take(int fd)
 	assert_int_equal(read(fd, &c, 1), 1);
 }
 
+/* The set of most tests: made for 2, and a pair whose [0] the test adds with
+ * the interest it wants; the teardown removes [0] and closes both ends
+ * (a test that closes [1] itself sets it to -1). */
+struct one {
+	struct ready *r;
+	int sv[2];
+};
+
+static int one_pair(void **state)
+{
+	static struct one t;
+
+	t.r = ready_new(2);
+	assert_non_null(t.r);
+	pair(t.sv);
+	*state = &t;
+	return 0;
+}
+
+static int one_pair_done(void **state)
+{
+	struct one *t = *state;
+
+	ready_del(t->r, t->sv[0]);
+	close(t->sv[0]);
+	if (t->sv[1] >= 0)
+		close(t->sv[1]);
+	ready_free(t->r);
+	return 0;
+}
+
+/* A wait that returns at once reports n descriptors, fd's events among them
+ * revents; a failure names the caller's line. */
+static void waits_at(struct ready *r, int fd, int n, int revents, int line)
+{
+	_assert_int_equal(ready_wait(r, 0), n, __FILE__, line);
+	_assert_int_equal(ready_revents(r, fd), revents, __FILE__, line);
+}
+#define waits(r, fd, n, revents) waits_at(r, fd, n, revents, __LINE__)
+
 static void test_nothing_then_readable(void **state)
 {
-	struct ready *r = ready_new(2);
-	int sv[2];
+	struct one *t = *state;
 
-	(void)state;
-	assert_non_null(r);
-	pair(sv);
-	assert_int_equal(ready_add(r, sv[0], POLLIN), 0);
-	assert_int_equal(ready_wait(r, 0), 0);
-	assert_int_equal(ready_revents(r, sv[0]), 0);
+	assert_int_equal(ready_add(t->r, t->sv[0], POLLIN), 0);
+	waits(t->r, t->sv[0], 0, 0);
 
-	put(sv[1]);
-	assert_int_equal(ready_wait(r, 0), 1);
-	assert_int_equal(ready_revents(r, sv[0]), POLLIN);
+	put(t->sv[1]);
+	waits(t->r, t->sv[0], 1, POLLIN);
 	/* Level-triggered: still readable, still reported. */
-	assert_int_equal(ready_wait(r, 0), 1);
-	assert_int_equal(ready_revents(r, sv[0]), POLLIN);
-	take(sv[0]);
-	assert_int_equal(ready_wait(r, 0), 0);
-	assert_int_equal(ready_revents(r, sv[0]), 0);
-
-	ready_del(r, sv[0]);
-	close(sv[0]);
-	close(sv[1]);
-	ready_free(r);
+	waits(t->r, t->sv[0], 1, POLLIN);
+	take(t->sv[0]);
+	waits(t->r, t->sv[0], 0, 0);
 }
 
 static void test_interest_changes(void **state)
 {
-	struct ready *r = ready_new(2);
-	int sv[2];
+	struct one *t = *state;
 
-	(void)state;
-	pair(sv);
-	assert_int_equal(ready_add(r, sv[0], POLLIN), 0);
-	assert_int_equal(ready_want(r, sv[0], POLLOUT), 0);
-	assert_int_equal(ready_wait(r, 0), 1);
-	assert_int_equal(ready_revents(r, sv[0]), POLLOUT);
+	assert_int_equal(ready_add(t->r, t->sv[0], POLLIN), 0);
+	assert_int_equal(ready_want(t->r, t->sv[0], POLLOUT), 0);
+	waits(t->r, t->sv[0], 1, POLLOUT);
 	/* The same interest again changes nothing. */
-	assert_int_equal(ready_want(r, sv[0], POLLOUT), 0);
-	assert_int_equal(ready_wait(r, 0), 1);
-	assert_int_equal(ready_revents(r, sv[0]), POLLOUT);
+	assert_int_equal(ready_want(t->r, t->sv[0], POLLOUT), 0);
+	waits(t->r, t->sv[0], 1, POLLOUT);
 
-	put(sv[1]);
-	assert_int_equal(ready_want(r, sv[0], POLLIN | POLLOUT), 0);
-	assert_int_equal(ready_wait(r, 0), 1);
-	assert_int_equal(ready_revents(r, sv[0]), POLLIN | POLLOUT);
+	put(t->sv[1]);
+	assert_int_equal(ready_want(t->r, t->sv[0], POLLIN | POLLOUT), 0);
+	waits(t->r, t->sv[0], 1, POLLIN | POLLOUT);
 	/* Nothing asked: a readable socket is not reported. */
-	assert_int_equal(ready_want(r, sv[0], 0), 0);
-	assert_int_equal(ready_wait(r, 0), 0);
-	assert_int_equal(ready_revents(r, sv[0]), 0);
-
-	ready_del(r, sv[0]);
-	close(sv[0]);
-	close(sv[1]);
-	ready_free(r);
+	assert_int_equal(ready_want(t->r, t->sv[0], 0), 0);
+	waits(t->r, t->sv[0], 0, 0);
 }
 
 static void test_hangup_unasked(void **state)
 {
-	struct ready *r = ready_new(2);
-	int sv[2];
+	struct one *t = *state;
 
-	(void)state;
-	pair(sv);
-	assert_int_equal(ready_add(r, sv[0], 0), 0);
-	close(sv[1]);
-	assert_int_equal(ready_wait(r, 0), 1);
-	assert_true(ready_revents(r, sv[0]) & POLLHUP);
-	assert_false(ready_revents(r, sv[0]) & POLLIN);
-	ready_del(r, sv[0]);
-	close(sv[0]);
-	ready_free(r);
+	assert_int_equal(ready_add(t->r, t->sv[0], 0), 0);
+	close(t->sv[1]);
+	t->sv[1] = -1;
+	assert_int_equal(ready_wait(t->r, 0), 1);
+	assert_true(ready_revents(t->r, t->sv[0]) & POLLHUP);
+	assert_false(ready_revents(t->r, t->sv[0]) & POLLIN);
 }
 
 static void test_timeout(void **state)
 {
-	struct ready *r = ready_new(2);
+	struct one *t = *state;
 	struct timespec t0, t1;
-	int sv[2];
 	long ms;
 
-	(void)state;
-	pair(sv);
-	assert_int_equal(ready_add(r, sv[0], POLLIN), 0);
+	assert_int_equal(ready_add(t->r, t->sv[0], POLLIN), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(ready_wait(r, 50), 0);
+	assert_int_equal(ready_wait(t->r, 50), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	assert_true(ms >= 40);
-	ready_del(r, sv[0]);
-	close(sv[0]);
-	close(sv[1]);
-	ready_free(r);
 }
 
 /* A descriptor removed and closed after it was reported leaves nothing to
@@ -220,42 +223,35 @@ static void test_many(void **state)
  * and the set goes on as before. Both hold in release builds. */
 static void test_stranger(void **state)
 {
-	struct ready *r = ready_new(4);
-	int sv[2], other[2];
+	struct one *t = *state;
+	int other[2];
 
-	(void)state;
-	pair(sv);
 	pair(other);
-	assert_int_equal(ready_add(r, sv[0], POLLIN), 0);
+	assert_int_equal(ready_add(t->r, t->sv[0], POLLIN), 0);
 	errno = 0;
-	assert_int_equal(ready_want(r, other[0], POLLIN), -1);
+	assert_int_equal(ready_want(t->r, other[0], POLLIN), -1);
 	assert_int_equal(errno, EBADF);
 	errno = 0;
-	assert_int_equal(ready_want(r, 100000, POLLIN), -1);
+	assert_int_equal(ready_want(t->r, 100000, POLLIN), -1);
 	assert_int_equal(errno, EBADF);
-	ready_del(r, other[0]);
-	ready_del(r, 100000);
-	put(sv[1]);
-	assert_int_equal(ready_wait(r, 0), 1);
-	assert_int_equal(ready_revents(r, sv[0]), POLLIN);
-	ready_del(r, sv[0]);
-	close(sv[0]);
-	close(sv[1]);
+	ready_del(t->r, other[0]);
+	ready_del(t->r, 100000);
+	put(t->sv[1]);
+	waits(t->r, t->sv[0], 1, POLLIN);
 	close(other[0]);
 	close(other[1]);
-	ready_free(r);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_nothing_then_readable),
-		cmocka_unit_test(test_interest_changes),
-		cmocka_unit_test(test_hangup_unasked),
-		cmocka_unit_test(test_timeout),
+		cmocka_unit_test_setup_teardown(test_nothing_then_readable, one_pair, one_pair_done),
+		cmocka_unit_test_setup_teardown(test_interest_changes, one_pair, one_pair_done),
+		cmocka_unit_test_setup_teardown(test_hangup_unasked, one_pair, one_pair_done),
+		cmocka_unit_test_setup_teardown(test_timeout, one_pair, one_pair_done),
 		cmocka_unit_test(test_number_reused),
 		cmocka_unit_test(test_many),
-		cmocka_unit_test(test_stranger),
+		cmocka_unit_test_setup_teardown(test_stranger, one_pair, one_pair_done),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
