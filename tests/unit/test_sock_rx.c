@@ -28,10 +28,11 @@ static void send_bytes_one_by_one(int fd, size_t from, size_t n)
 	}
 }
 
-static void nodelay_on(int fd)
+/* A connected pair whose client sends each write at once (TCP_NODELAY). */
+static void nodelay_pair(uint16_t port, int *c, int *s)
 {
-	int one = 1;
-	assert_int_equal(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
+	make_pair(port, c, s);
+	set_nodelay(*c);
 }
 
 /* 1. Thousands of one-byte segments to a reader that does not read hold a
@@ -40,8 +41,7 @@ static void test_small_segments_coalesced(void **state)
 {
 	(void)state;
 	int c, s;
-	make_pair(7101, &c, &s);
-	nodelay_on(c);
+	nodelay_pair(7101, &c, &s);
 	uint64_t coalesced = net_counters.rx_coalesced;
 	send_bytes_one_by_one(c, 0, 3000);
 	/* The first byte is queued as it came; the rest fill chunks. */
@@ -60,8 +60,7 @@ static void test_large_pieces_not_copied(void **state)
 {
 	(void)state;
 	int c, s;
-	make_pair(7102, &c, &s);
-	nodelay_on(c);
+	nodelay_pair(7102, &c, &s);
 	uint64_t coalesced = net_counters.rx_coalesced;
 	uint8_t buf[1400];
 	fill_pattern(buf, sizeof buf, 0);
@@ -87,8 +86,7 @@ static void test_large_pieces_not_copied(void **state)
 static void pressure_refuses_then_recovers(uint16_t port, size_t size, int count)
 {
 	int c, s;
-	make_pair(port, &c, &s);
-	nodelay_on(c);
+	nodelay_pair(port, &c, &s);
 	uint64_t refused = net_counters.rx_pressure_refused;
 	loopnet_memory_short = true;
 	size_t total = 0;
@@ -121,21 +119,27 @@ static void test_pressure_bounds_chunks(void **state)
 	pressure_refuses_then_recovers(7106, 600, 4 * SOCK_RX_BUFS_FAIR);
 }
 
+/* A connected pair whose server holds 200 KiB unread, more than 64 KiB. */
+static void pair_holding_unread(uint16_t port, int *c, int *s)
+{
+	size_t unread = 200 * 1024;
+	uint8_t *big = malloc(unread);
+	make_pair(port, c, s);
+	assert_non_null(big);
+	fill_pattern(big, unread, 0);
+	assert_int_equal(write(*c, big, unread), (ssize_t)unread);
+	free(big);
+	settle_ms(50);
+}
+
 /* 4. close() with more unread than 64 KiB: the whole window goes back first,
  * so lwIP closes with a FIN, not a reset, and our answer arrives whole. */
 static void test_close_with_much_unread(void **state)
 {
 	(void)state;
 	int c, s;
-	make_pair(7104, &c, &s);
+	pair_holding_unread(7104, &c, &s);
 	uint16_t server_port = 7104;
-	size_t unread = 200 * 1024;
-	uint8_t *big = malloc(unread);
-	assert_non_null(big);
-	fill_pattern(big, unread, 0);
-	assert_int_equal(write(c, big, unread), (ssize_t)unread);
-	free(big);
-	settle_ms(50);
 	assert_true(probe_pcb(s)->rcv_wnd < TCP_WND - 0xffff); /* more than 64 KiB held */
 	seglog_clear();
 	const char answer[] = "answer";
@@ -156,14 +160,7 @@ static void test_shut_rd_reopens_window(void **state)
 {
 	(void)state;
 	int c, s;
-	make_pair(7105, &c, &s);
-	size_t unread = 200 * 1024;
-	uint8_t *big = malloc(unread);
-	assert_non_null(big);
-	fill_pattern(big, unread, 0);
-	assert_int_equal(write(c, big, unread), (ssize_t)unread);
-	free(big);
-	settle_ms(50);
+	pair_holding_unread(7105, &c, &s);
 	assert_int_equal(shutdown(s, SHUT_RD), 0);
 	assert_int_equal(probe_pcb(s)->rcv_wnd, TCP_WND);
 	assert_int_equal(probe_rx_bufs(s), 0);

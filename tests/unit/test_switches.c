@@ -39,6 +39,34 @@ static void quiet_pair(uint16_t port, int *c, int *s)
 	settle_ms(600);
 }
 
+/* The server's end of a quiet pair; its client stays open, and silent. */
+static int quiet_server(uint16_t port)
+{
+	int c, s;
+	quiet_pair(port, &c, &s);
+	return s;
+}
+
+/* poll() for input on fd alone: what it returns. */
+static int poll_in(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return poll(&p, 1, timeout_ms);
+}
+
+/* One writev() of a response's two pieces, a head of 120 bytes and a body
+ * of body_len, the pattern stream from 0: all taken; their length. */
+static size_t writev_response(int fd, size_t body_len)
+{
+	uint8_t head[120], body[700];
+	assert_true(body_len <= sizeof body);
+	fill_pattern(head, sizeof head, 0);
+	fill_pattern(body, body_len, sizeof head);
+	struct iovec iov[2] = { { head, sizeof head }, { body, body_len } };
+	assert_int_equal(writev(fd, iov, 2), (ssize_t)(sizeof head + body_len));
+	return sizeof head + body_len;
+}
+
 static void write_bytes(int fd, size_t n)
 {
 	uint8_t buf[2048];
@@ -55,12 +83,10 @@ static void write_bytes(int fd, size_t n)
 static void test_timed_poll_without_traffic(void **state)
 {
 	(void)state;
-	int c, s;
-	quiet_pair(7201, &c, &s);
+	int s = quiet_server(7201);
 	uint64_t t0 = fake_now_ns;
 	fake_wake_at_ns = t0 + 5000 * MS;
-	struct pollfd p = { .fd = s, .events = POLLIN };
-	assert_int_equal(poll(&p, 1, 300), 0);
+	assert_int_equal(poll_in(s, 300), 0);
 	uint64_t took = fake_now_ns - t0;
 #if SW_TIMED_WAIT
 	/* On time; a build that busy-polls (reading marks) spends a few turns' worth past it. */
@@ -79,13 +105,11 @@ static void test_timed_poll_without_traffic(void **state)
 static void test_timed_wait_keeps_earlier_deadline(void **state)
 {
 	(void)state;
-	int c, s;
-	quiet_pair(7202, &c, &s);
+	int s = quiet_server(7202);
 	uint64_t t0 = fake_now_ns;
 	fake_wake_period_ns = 50 * MS;
 	fake_wake_at_ns = t0 + 50 * MS;
-	struct pollfd p = { .fd = s, .events = POLLIN };
-	assert_int_equal(poll(&p, 1, 1000), 0);
+	assert_int_equal(poll_in(s, 1000), 0);
 #if SW_TIMED_WAIT
 	/* (A build that busy-polls because reading marks never parks at all.) */
 	assert_true(fake_park_min_deadline <= t0 + 250 * MS || (!SW_READ_NO_MARK && !fake_parks));
@@ -93,7 +117,6 @@ static void test_timed_wait_keeps_earlier_deadline(void **state)
 #else
 	assert_true(fake_park_min_deadline > t0 + 365ULL * 24 * 3600 * NSEC_PER_SEC);
 #endif
-	(void)c;
 }
 
 /* Naive timed waits park until an unrelated interrupt: the tests below that
@@ -113,15 +136,10 @@ static void test_writev_segments(void **state)
 	(void)state;
 	int c, s;
 	quiet_pair(7203, &c, &s);
-	int one = 1;
-	assert_int_equal(setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
-	uint8_t head[120], body[700];
-	fill_pattern(head, sizeof head, 0);
-	fill_pattern(body, sizeof body, sizeof head);
-	struct iovec iov[2] = { { head, sizeof head }, { body, sizeof body } };
+	set_nodelay(c);
 	seglog_clear();
 	uint64_t outputs = net_socket_counters.outputs;
-	assert_int_equal(writev(c, iov, 2), (ssize_t)(sizeof head + sizeof body));
+	size_t sent = writev_response(c, 700);
 	/* The app's next call into the network (here a zero-timeout turn) is
 	 * the design's one output; the naive writev flushed each piece itself.
 	 * With naive deadlines the passes also dispatch whatever holds a timer
@@ -138,7 +156,7 @@ static void test_writev_segments(void **state)
 	 * data; with it off each output leaves as its own segment. */
 	if (SW_NODELAY)
 		assert_int_equal(seglog_data_from(local_port_of(c)), SW_WRITEV_ONE_SEND ? 1 : 2);
-	read_pattern(s, 0, sizeof head + sizeof body);
+	read_pattern(s, 0, sent);
 }
 
 /* ---- 3. TCP_NODELAY -------------------------------------------------------------------- */
@@ -166,8 +184,7 @@ static void test_nodelay_second_write(void **state)
 	(void)state;
 	int c, s;
 	quiet_pair(7205, &c, &s);
-	int one = 1;
-	assert_int_equal(setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
+	set_nodelay(c);
 	uint16_t port = local_port_of(c);
 	seglog_clear();
 	uint64_t holds = net_socket_counters.nagle_holds;
@@ -196,18 +213,15 @@ static void test_nodelay_second_write(void **state)
 static void test_poll_only_when_due(void **state)
 {
 	(void)state;
-	int c, s;
-	quiet_pair(7206, &c, &s);
+	int s = quiet_server(7206);
 	uint64_t polls = stats.wait_polls, net_polls = net_counters.polls;
-	struct pollfd p = { .fd = s, .events = POLLIN };
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(poll(&p, 1, 0), 0);
+		assert_int_equal(poll_in(s, 0), 0);
 	/* Each counted poll ran the network's poll: the counter is the work. */
 	assert_int_equal(stats.wait_polls - polls, net_counters.polls - net_polls);
 	/* Polls when due: never, unless looking marks the socket (then every
 	 * look after the first finds the network due). */
 	assert_int_equal(stats.wait_polls - polls, SW_POLL_WHEN_DUE ? (SW_READ_NO_MARK ? 0 : 4) : 5);
-	(void)c;
 }
 
 /* ---- 5. the egress list ------------------------------------------------------------------ */
@@ -281,8 +295,7 @@ static void test_looking_marks(void **state)
 	pump();
 	assert_false(probe_on_egress(c));
 	uint64_t marks = net_socket_counters.egress_marks;
-	struct pollfd p = { .fd = c, .events = POLLIN };
-	assert_int_equal(poll(&p, 1, 0), 0);
+	assert_int_equal(poll_in(c, 0), 0);
 	assert_int_equal(net_socket_counters.egress_marks - marks, SW_READ_NO_MARK ? 0 : 1);
 	pump(); /* a stale mark costs a visit, never a send */
 	write_bytes(s, 10);
@@ -303,8 +316,7 @@ static void test_listener_readiness(void **state)
 	pump();
 	uint64_t checks = net_socket_counters.listener_checks, walked = net_socket_counters.listener_slots_walked;
 	uint64_t marks = net_socket_counters.egress_marks;
-	struct pollfd p = { .fd = l, .events = POLLIN };
-	assert_int_equal(poll(&p, 1, 0), 0);
+	assert_int_equal(poll_in(l, 0), 0);
 	assert_int_equal(net_socket_counters.listener_checks - checks, 1);
 	/* The naive walk reads each of the 16 backlog sockets; when reading
 	 * marks, each of them (and the listener) lands on the egress list. */
@@ -318,7 +330,7 @@ static void test_listener_readiness(void **state)
 	int c = connect_to(7211);
 	pump();
 	walked = net_socket_counters.listener_slots_walked;
-	assert_int_equal(poll(&p, 1, 0), 1);
+	assert_int_equal(poll_in(l, 0), 1);
 	assert_int_equal(net_socket_counters.listener_slots_walked - walked, SW_LISTENER_FLAG ? 0 : 1);
 	int s = accept(l, NULL, NULL);
 	assert_true(s >= 0);
@@ -335,14 +347,12 @@ static void test_listener_readiness(void **state)
 static void test_wait_shape(void **state)
 {
 	(void)state;
-	int c, s;
-	quiet_pair(7212, &c, &s);
+	int s = quiet_server(7212);
 	unrelated_wakes();
 	uint64_t pauses = stats.backoff_pauses, arms = fake_irq_arms;
 	uint64_t parks = fake_parks, rechecks = stats.arm_rechecks;
 	uint64_t t0 = fake_now_ns;
-	struct pollfd p = { .fd = s, .events = POLLIN };
-	assert_int_equal(poll(&p, 1, 100), 0);
+	assert_int_equal(poll_in(s, 100), 0);
 	uint64_t narms = fake_irq_arms - arms;
 #if SW_SPIN_THEN_PARK
 	assert_int_equal(stats.backoff_pauses - pauses, 0);
@@ -358,7 +368,6 @@ static void test_wait_shape(void **state)
 #endif
 	if (SW_TIMED_WAIT)
 		assert_int_equal(fake_now_ns - t0, 100 * MS);
-	(void)c;
 }
 
 /* ---- 10. timer reloads ------------------------------------------------------------------------- */
@@ -368,17 +377,14 @@ static void test_wait_shape(void **state)
 static void test_return_arms_timer(void **state)
 {
 	(void)state;
-	int c, s;
-	quiet_pair(7213, &c, &s);
+	int s = quiet_server(7213);
 	unrelated_wakes();
 	uint64_t programs = fake_oneshot_programs;
-	struct pollfd p = { .fd = s, .events = POLLIN };
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(poll(&p, 1, 10), 0);
+		assert_int_equal(poll_in(s, 10), 0);
 	assert_int_equal(fake_oneshot_programs - programs, SW_TIMER_NO_RELOAD ? 0 : 3);
 	if (!SW_TIMER_NO_RELOAD)
 		assert_int_equal(fake_oneshot_deadline, net_next_deadline_ns());
-	(void)c;
 }
 
 /* ---- every switch off: the write-up's starting point ------------------------------------------ */
@@ -392,22 +398,17 @@ static void test_response_stalls(void **state)
 	(void)state;
 	int c, s;
 	quiet_pair(7214, &c, &s);
-	int one = 1;
-	assert_int_equal(setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
-	uint8_t head[120], body[41];
-	fill_pattern(head, sizeof head, 0);
-	fill_pattern(body, sizeof body, sizeof head);
-	struct iovec iov[2] = { { head, sizeof head }, { body, sizeof body } };
+	set_nodelay(s);
 	uint16_t port = local_port_of(s);
 	seglog_clear();
-	assert_int_equal(writev(s, iov, 2), (ssize_t)(sizeof head + sizeof body));
+	size_t sent = writev_response(s, 41);
 	pump();
 	assert_int_equal(seglog_data_from(port), 1); /* the head only */
 	uint64_t t0 = fake_now_ns;
 	while (seglog_data_from(port) < 2)
 		settle_ms(10);
 	assert_true(fake_now_ns - t0 >= 100 * MS); /* the body waited for the delayed ACK */
-	read_pattern(c, 0, sizeof head + sizeof body);
+	read_pattern(c, 0, sent);
 }
 #endif
 

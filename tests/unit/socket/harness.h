@@ -104,6 +104,8 @@ int connect_to(uint16_t port);
 void make_pair(uint16_t port, int *client, int *server);
 uint16_t local_port_of(int fd);
 void set_nonblock(int fd);
+/* TCP_NODELAY on: each write leaves at once, Nagle off. */
+void set_nodelay(int fd);
 /* The byte at offset i of the tests' data stream. */
 static inline uint8_t pattern(size_t i) { return (uint8_t)(i % 251); }
 /* Fill buf with pattern() from stream offset `from`. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <cmocka.h>
 #include "kernel/kernel.h"
@@ -64,6 +65,12 @@ uint16_t local_port_of(int fd)
 void set_nonblock(int fd)
 {
 	assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) | O_NONBLOCK), 0);
+}
+
+void set_nodelay(int fd)
+{
+	int one = 1;
+	assert_int_equal(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
 }
 
 void read_pattern(int fd, size_t from, size_t len)
