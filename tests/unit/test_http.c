@@ -274,21 +274,28 @@ static void test_length_smuggling(void **state)
 	assert_error(s, 413);
 }
 
+/* Parses s, a complete request, and routes it (no shutdown allowed). */
+static void route(const char *s, struct http_response *resp)
+{
+	struct http_request req;
+
+	assert_int_equal(parse(s, &req), HTTP_COMPLETE);
+	http_route(&req, 0, false, resp);
+}
+
 static void test_route(void **state)
 {
 	struct http_request req;
 	struct http_response resp;
 	(void)state;
 
-	parse("GET / HTTP/1.1\r\n\r\n", &req);
-	http_route(&req, 0, false, &resp);
+	route("GET / HTTP/1.1\r\n\r\n", &resp);
 	assert_int_equal(resp.status, 200);
 	assert_int_equal(resp.body_len, 41);
 	assert_true(resp.send_body);
 	assert_true(resp.keep_alive);
 
-	parse("HEAD /?q HTTP/1.1\r\n\r\n", &req);
-	http_route(&req, 0, false, &resp);
+	route("HEAD /?q HTTP/1.1\r\n\r\n", &resp);
 	assert_int_equal(resp.status, 200);
 	assert_false(resp.send_body);
 	assert_int_equal(resp.body_len, 41);
@@ -301,13 +308,11 @@ static void test_route(void **state)
 	assert_int_equal(resp.body_len, 41);
 	assert_true(resp.keep_alive);
 
-	parse("DELETE / HTTP/1.1\r\n\r\n", &req);
-	http_route(&req, 0, false, &resp);
+	route("DELETE / HTTP/1.1\r\n\r\n", &resp);
 	assert_int_equal(resp.status, 405);
 	assert_true(resp.keep_alive);
 
-	parse("GET /nope HTTP/1.1\r\n\r\n", &req);
-	http_route(&req, 0, false, &resp);
+	route("GET /nope HTTP/1.1\r\n\r\n", &resp);
 	assert_int_equal(resp.status, 404);
 
 	parse("GET /__shutdown HTTP/1.1\r\n\r\n", &req);
@@ -326,14 +331,6 @@ static void test_route(void **state)
 	assert_int_equal(resp.status, 408);
 	assert_string_equal(resp.body, "request timeout\n");
 	assert_false(resp.keep_alive);
-}
-
-static void route(const char *s, struct http_response *resp)
-{
-	struct http_request req;
-
-	assert_int_equal(parse(s, &req), HTTP_COMPLETE);
-	http_route(&req, 0, false, resp);
 }
 
 static void test_route_bytes(void **state)
@@ -358,19 +355,17 @@ static void test_route_bytes(void **state)
 	assert_int_equal(resp.status, 200);
 	assert_true(resp.body_len == 5);
 	/* Too large, not a number, empty, too many digits, a further path. */
-	route("GET /bytes/1073741825 HTTP/1.1\r\n\r\n", &resp);
-	assert_int_equal(resp.status, 404);
-	route("GET /bytes/12a HTTP/1.1\r\n\r\n", &resp);
-	assert_int_equal(resp.status, 404);
-	route("GET /bytes/ HTTP/1.1\r\n\r\n", &resp);
-	assert_int_equal(resp.status, 404);
-	route("GET /bytes/00000000001 HTTP/1.1\r\n\r\n", &resp);
-	assert_int_equal(resp.status, 404);
-	route("GET /bytes/1/2 HTTP/1.1\r\n\r\n", &resp);
-	assert_int_equal(resp.status, 404);
-	route("GET /bytes HTTP/1.1\r\n\r\n", &resp);
-	assert_int_equal(resp.status, 404);
-	assert_non_null(resp.body);
+	static const char *const not_found[] = {
+		"GET /bytes/1073741825 HTTP/1.1\r\n\r\n", "GET /bytes/12a HTTP/1.1\r\n\r\n",
+		"GET /bytes/ HTTP/1.1\r\n\r\n",           "GET /bytes/00000000001 HTTP/1.1\r\n\r\n",
+		"GET /bytes/1/2 HTTP/1.1\r\n\r\n",        "GET /bytes HTTP/1.1\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof not_found / sizeof *not_found; i++) {
+		route(not_found[i], &resp);
+		if (resp.status != 404)
+			fail_msg("%s: status %d, not 404", not_found[i], resp.status);
+		assert_non_null(resp.body);
+	}
 }
 
 /* How the body after a head is framed, and what is refused. */
@@ -640,12 +635,10 @@ static void check_head(const struct http_response *resp, int minor, const char *
 
 static void test_head_bytes(void **state)
 {
-	struct http_request req;
 	struct http_response resp;
 	(void)state;
 
-	parse("GET / HTTP/1.1\r\n\r\n", &req);
-	http_route(&req, 0, false, &resp);
+	route("GET / HTTP/1.1\r\n\r\n", &resp);
 	check_head(&resp, 1, "HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\n"
 			     "Content-Length: 41\r\n\r\n");
 	check_head(&resp, 0, "HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\n"
@@ -653,8 +646,7 @@ static void test_head_bytes(void **state)
 	resp.keep_alive = false;
 	check_head(&resp, 0, "HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\n"
 			     "Content-Length: 41\r\nConnection: close\r\n\r\n");
-	parse("DELETE / HTTP/1.1\r\n\r\n", &req);
-	http_route(&req, 0, false, &resp);
+	route("DELETE / HTTP/1.1\r\n\r\n", &resp);
 	check_head(&resp, 1, "HTTP/1.1 405 Method Not Allowed\r\nServer: httpd\r\nContent-Type: text/plain\r\n"
 			     "Content-Length: 19\r\nAllow: GET, HEAD, POST\r\n\r\n");
 	route("GET /bytes/1073741824 HTTP/1.1\r\n\r\n", &resp);
