@@ -70,8 +70,19 @@ class Guest:
         return None
 
     def _shell(self, script, *args):
-        return subprocess.run(["bash", "-c", '. "$0"; ' + script, os.path.join(LIB, "guest.sh")] + list(args)
-                              ).returncode == 0
+        shell = subprocess.Popen(["bash", "-c", '. "$0"; ' + script, os.path.join(LIB, "guest.sh")] + list(args))
+        # The shell's waits end early when the guest has ended, which it sees
+        # by kill -0 on guest-run; an ended guest-run stays a zombie (alive to
+        # kill -0) until this process reaps it, which poll() does.
+        try:
+            while shell.poll() is None:
+                self.alive()
+                time.sleep(0.05)
+        finally:
+            if shell.poll() is None:  # interrupted
+                shell.kill()
+                shell.wait()
+        return shell.returncode == 0
 
     def wait_http(self, url, secs, net_exec=()):
         return self._shell('NET_EXEC=("${@:4}"); guest_wait_http "$1" "$2" "$3"', url, str(int(secs)),
