@@ -32,17 +32,13 @@ import time
 from .. import hostlib, loadrun, loads, placement, records
 from ..procfs import cpu_ns
 from ..batch import Step
+from ..boot import accel, http_shutdown, stop_guest, uk_flags_file
 from ..guest import Guest
 from ..spec import ROOT, SpecError
 
 APP_PORT = 8080
 USER_GUEST_NET = "ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"  # slirp's defaults
 BOOT_TIMEOUT = 120
-
-
-def uk_flags_file(image):
-    """IMAGE.flags beside a unikernel image (its make rule writes it)."""
-    return (image[:-4] if image.endswith(".elf") else image) + ".flags"
 
 
 class Workload:
@@ -186,9 +182,7 @@ class Workload:
         with open(self.guests_csv, "w") as f:
             f.write(",".join(records.GUEST_FIELDS) + "\n")
         lines = [f"emulator {e}: {v}" for e, v in self.versions.items()]
-        p = subprocess.run(["tools/qemu-run", "--dry-run", "bench/run"], cwd=ROOT, capture_output=True, text=True)
-        m = re.search(r"accel [a-z]*", p.stdout)
-        lines.append(f"accel: {m.group(0) if m else '?'}")
+        lines.append(f"accel: {accel()}")
         for g in self.loadgens:
             if g == "ab":
                 v = subprocess.run(["ab", "-V"], capture_output=True, text=True).stdout.splitlines()[:1]
@@ -360,23 +354,7 @@ class Workload:
 
     def stop(self, batch, guest, url, net_exec, g, raw):
         """GET /__shutdown, then the guest's end; True when it ended with 0."""
-        subprocess.run(net_exec + ["curl", "-s", "-o", "/dev/null", "-m", "3", url + "__shutdown"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        rc = guest.wait_exit(15)
-        if rc == 0:
-            return True
-        if rc is None:
-            batch.log(f"{g['name']} did not stop on request; killing it")
-            return False
-        # qemu-run's 0 is the app's own exit; a crash or reset is 202-205 and
-        # its line on the console says which.
-        try:
-            with open(raw + ".console", errors="replace") as f:
-                last = [ln.strip() for ln in f if ln.startswith("qemu-run:")][-1:]
-        except OSError:
-            last = []
-        batch.log(f"{g['name']} exited with status {rc} {' '.join(last)}")
-        return False
+        return stop_guest(batch, guest, g["name"], http_shutdown(url, net_exec), 15)
 
     def guest_row(self, key, boot, idle, g, status, counted):
         with open(self.guests_csv, "a") as f:
