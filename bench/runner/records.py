@@ -1,36 +1,35 @@
-#!/usr/bin/env python3
-"""benchdata.py: the benchmark's result files and what counts in them.
+"""records.py: the benchmark's HTTP records and what counts in them.
 
-    bench/benchdata.py header runs|guests     print a CSV header (for bench/run-bench)
-
-Shared by bench/loadrun.py (writes runs.csv rows), bench/summarise.py and
-bench/fixes.py (read them); bench/summarise_bulk.py takes its num, Stat and
-md_table. Offers
-    RUN_FIELDS, GUEST_FIELDS   the columns of runs.csv and guests.csv
+The record formats the workloads write and report/ reads; nothing to run.
+Offers
+    RUN_FIELDS, GUEST_FIELDS   the columns of runs.csv (a row per load run,
+                               written by loadrun.py) and guests.csv (a row
+                               per boot)
     read_runs, read_boots      rows as dicts; files written before the
                                emulator, placement and load-generator columns
                                existed, or before the instruction counts, are
                                read too, with those filled in
     counts(run, include_busy)  whether a run may enter a median, and why not
+                               (failures)
     counts_insns(run)          whether a run's instructions per request may
                                enter a median
-    Results                    runs and boots grouped by configuration
-    Stat, md_table, text_table, num, ordered, LOADS, load_label
+    console_name(run)          the raw/ name of a run's guest console
+    LOADS, load_label, AXES, AXIS_ORDER, NATIVE_EMULATOR, BUSY_PCT, num,
+    ordered, InputError
+The statistics and tables over these records are report/tables.py's.
 A run counts only when the load generator finished, every request completed
 (no failed one) and every answer was 2xx, and, unless asked, when no other
 process took more than the busy threshold of a core during it. Runs that
 count but deserve a second look (a listen overflow, a guest whose shutdown
 was unclean) are flagged, not dropped. A run under the plugin (plugin 1:
-the guest ran under the instruction-counting plugin, bench/run-bench
-COUNT=1) never enters a median of requests/s, CPU or latency (the plugin
-slows the guest); its instructions per request do, when it finished
-cleanly, busy or not (a busy host changes how long an instruction takes,
-not how many there are).
+the guest ran under the instruction-counting plugin, a batch with COUNT=1)
+never enters a median of requests/s, CPU or latency (the plugin slows the
+guest); its instructions per request do, when it finished cleanly, busy or
+not (a busy host changes how long an instruction takes, not how many there
+are).
 Standard library only.
 """
 import csv
-import statistics
-import sys
 
 # Load names in display order, with ab's command line for each: k = keep-alive,
 # c = a new connection per request; the number is the concurrency.
@@ -45,7 +44,7 @@ LOADS = {
 
 
 def load_label(load, loadgen="ab"):
-    """A load as the load generator's command line (wrk: see bench/loadrun.py)."""
+    """A load as the load generator's command line (wrk: see loadrun.py)."""
     if loadgen != "wrk" or load[:1] not in ("k", "c") or not load[1:].isdigit():
         return LOADS.get(load, load)
     return f"wrk -c {load[1:]}" + ("" if load[0] == "k" else " (Connection: close)")
@@ -171,49 +170,6 @@ def counts_insns(run):
     return under_plugin(run) and not failures(run) and run.get("insns_per_req", "") != ""
 
 
-class Stat:
-    """Median, min, max and count of a list of numbers (None when empty)."""
-
-    def __init__(self, values):
-        values = [v for v in values if v is not None]
-        self.n = len(values)  # how many values
-        self.median = statistics.median(values) if values else None  # their median
-        self.low = min(values) if values else None  # the smallest
-        self.high = max(values) if values else None  # the largest
-
-    def fmt(self, digits=0, spread=True):
-        if self.median is None:
-            return "-"
-        text = f"{self.median:.{digits}f}"
-        if spread and self.n > 1:
-            text += f" ({self.low:.{digits}f}-{self.high:.{digits}f})"
-        return text
-
-
-def fmt_ratio(v):
-    """A ratio with the digits that matter at its size, '-' when unknown."""
-    if v is None:
-        return "-"
-    if abs(v) >= 100:
-        return f"{v:.0f}"
-    if abs(v) >= 10:
-        return f"{v:.1f}"
-    return f"{v:.2f}"
-
-
-def md_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def text_table(header, rows):
-    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
-    out = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(out)
-
-
 # The axes one batch can alternate besides the guests, in the order a
 # configuration is named.
 AXES = ("backend", "emulator", "placement", "loadgen")
@@ -221,92 +177,9 @@ AXIS_ORDER = {"backend": ["tap", "passt", "user"], "emulator": ["7.2", "10"],
               "placement": ["none", "vcpu0", "vcpu1"], "loadgen": ["ab", "wrk"]}
 
 
-class Results:
-    """The runs and boots of one results folder, grouped by configuration.
-
-    A configuration is one value on each axis (back-end, emulator,
-    placement, load generator). The native guest runs without an emulator:
-    its runs belong to every emulator's configuration. Counted runs (under
-    the instruction-counting plugin) are kept apart: cell_runs and stat see
-    the timed ones, insns_runs and insns_stat those under the plugin.
-    """
-
-    def __init__(self, runs, boots, include_busy=False):
-        self.runs = runs  # runs.csv rows
-        self.boots = boots  # guests.csv rows
-        self.include_busy = include_busy  # busy runs enter medians too
-        self.values = {}  # axis -> its values in this batch, in display order
-        for axis in AXES:
-            seen = [r[axis] for r in runs + boots if axis in r]
-            if axis == "emulator":
-                seen = [v for v in seen if v != NATIVE_EMULATOR] or [NATIVE_EMULATOR]
-            self.values[axis] = ordered(seen, AXIS_ORDER[axis])
-        self.loads = ordered([r["load"] for r in runs], list(LOADS))
-        self.unclean_boots = {self.boot_key(b) for b in boots if b["status"] == "unclean_stop"}
-        self.has_insns = any(counts_insns(r) for r in runs)  # some run under the plugin has instructions
-
-    @staticmethod
-    def boot_key(row):
-        return (row["rep"], row["backend"], row["emulator"], row["placement"], row["guest"])
-
-    def configs(self):
-        """Every configuration, as dicts axis -> value, in display order."""
-        out = [{}]
-        for axis in AXES:
-            out = [dict(c, **{axis: v}) for c in out for v in self.values[axis]]
-        return out
-
-    def varying(self):
-        """The axes with more than one value (besides the back-end)."""
-        return [a for a in AXES[1:] if len(self.values[a]) > 1]
-
-    def label(self, config, axes=AXES):
-        names = {"backend": "back-end `{}`", "emulator": "QEMU {}", "placement": "placement {}",
-                 "loadgen": "{}"}
-        return ", ".join("no emulator" if a == "emulator" and config[a] == NATIVE_EMULATOR
-                         else names[a].format(config[a]) for a in axes if a in config)
-
-    def matches(self, row, config):
-        for axis, v in config.items():
-            if axis not in row:
-                continue
-            if axis == "emulator" and row[axis] == NATIVE_EMULATOR:
-                continue
-            if row[axis] != v:
-                return False
-        return True
-
-    def cell_runs(self, config, guest, load):
-        """Every timed run of a guest at a load in a configuration, whether
-        it counts or not."""
-        return [r for r in self.runs if r["guest"] == guest and r["load"] == load
-                and self.matches(r, config) and not under_plugin(r)]
-
-    def insns_runs(self, config, guest, load):
-        """The runs under the plugin of a guest at a load whose instructions count."""
-        return [r for r in self.runs if r["guest"] == guest and r["load"] == load
-                and self.matches(r, config) and counts_insns(r)]
-
-    def insns_stat(self, config, guest, load, field="insns_nowait_per_req"):
-        return Stat([num(r[field]) for r in self.insns_runs(config, guest, load)])
-
-    def counted(self, config, guest, load):
-        return [r for r in self.cell_runs(config, guest, load) if counts(r, self.include_busy)]
-
-    def stat(self, config, guest, load, field):
-        return Stat([num(r[field]) for r in self.counted(config, guest, load)])
-
-    def unclean_stop(self, run):
-        return self.boot_key(run) in self.unclean_boots
-
-
-def main(argv):
-    if len(argv) == 2 and argv[0] == "header" and argv[1] in ("runs", "guests"):
-        print(",".join(RUN_FIELDS if argv[1] == "runs" else GUEST_FIELDS))
-        return 0
-    print("usage: bench/benchdata.py header runs|guests", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def console_name(run):
+    """The raw/ name of a run's guest console (REP-BACKEND-GUEST in batches
+    from before the emulator and placement columns, whose rows lack `busy`)."""
+    if run.get("busy", "") == "":
+        return f"{run['rep']}-{run['backend']}-{run['guest']}"
+    return "-".join([run["rep"], run["backend"], run["emulator"].replace("/", "_"), run["placement"], run["guest"]])

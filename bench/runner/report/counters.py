@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
 """counters.py: the unikernel's counters, taken around each load, as deltas.
 
-    bench/counters.py RESULTS_DIR
+    bench/run summarise DIR        (an HTTP batch whose DIR/raw has .counters)
 
-bench/loadrun.py sends the guest's console Ctrl-T right before each load and
-right after it, and keeps what the guest printed in
-RESULTS_DIR/raw/REP-BACKEND-EMULATOR-PLACEMENT-GUEST.counters:
+loadrun.py sends the guest's console Ctrl-T right before each load and right
+after it, and keeps what the guest printed in
+DIR/raw/REP-BACKEND-EMULATOR-PLACEMENT-GUEST.counters:
 
     # rep 1 backend tap emulator 7.2 placement none guest all
     @ k1 ab before 3.2
@@ -16,11 +15,11 @@ RESULTS_DIR/raw/REP-BACKEND-EMULATOR-PLACEMENT-GUEST.counters:
 
 Each mark names the load and the load generator, which side of the load the
 dump is on, and a bound in milliseconds on how far the snapshot lies from
-the load (see bench/loadrun.py), so the idle gaps between loads stay out of
-the deltas. Files of older batches (marks `@ start`, `@ k1`, ...: one dump
+the load (see loadrun.py), so the idle gaps between loads stay out of the
+deltas. Files of older batches (marks `@ start`, `@ k1`, ...: one dump
 before the first load and one after each) are read as consecutive pairs.
 
-This writes RESULTS_DIR/counters.csv: one row per load run with a dump on
+write_csv(DIR) writes DIR/counters.csv: one row per load run with a dump on
 both sides, with the delta of every counter across the load, the two bounds
 (bound_before_ms, bound_after_ms), then per-request ratios (the delta divided
 by the requests the load generator completed, from runs.csv) and the key
@@ -29,15 +28,20 @@ instruction-counting plugin (its header says `plugin 1`; its counters say
 what work its instructions did, the reports leave them out). Counters are
 parsed generically, so new ones the kernel prints in the same `prefix:
 label N, label N; ...` style become columns without a change here (see
-parse_line). Standard library only.
+parse_line).
+
+The workloads that read a Ctrl-T dump themselves (bulk_counters.py, the kvm
+and bulk workloads) take it apart with
+    parse_line(line) -> [(column, value)]   one counter line
+    parse_dump(text) -> {column: value}     one dump
+(from runner.report.counters). Standard library only.
 """
 import csv
 import glob
 import os
 import re
-import sys
 
-from .records import InputError, read_runs
+from ..records import InputError, read_runs
 
 # Words after a number that are its unit, not the next counter's label.
 UNITS = {"bytes", "frames", "ms", "us", "ns", "KiB", "MiB", "s"}
@@ -279,16 +283,3 @@ def write_csv(results_dir):
         w.writeheader()
         w.writerows(rows)
     return len(rows)
-
-
-def main(argv):
-    if len(argv) != 1 or not os.path.isdir(argv[0]):
-        print("usage: bench/counters.py RESULTS_DIR", file=sys.stderr)
-        return 2
-    n = write_csv(argv[0])
-    print(f"counters: {n} row(s) in {os.path.join(argv[0], 'counters.csv')}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,10 +1,10 @@
-#!/usr/bin/env python3
-"""summarise.py: turn a benchmark results folder into a readable summary.
+"""http.py: an HTTP batch's summary (the http workload; make bench).
 
-    bench/summarise.py [--ref GUEST] [--include-busy] [--no-chart] RESULTS_DIR
+    bench/run summarise [--ref GUEST] [--include-busy] [--no-chart] DIR
 
-Reads RESULTS_DIR/runs.csv (one row per load run), guests.csv (one row per
-boot) and meta.txt, all written by bench/run-bench, and writes
+calls write(DIR, runs, boots, meta, ref, include_busy, chart) (report/), which
+reads DIR's runs.csv (one row per load run), guests.csv (one row per boot)
+and meta.txt, and writes
     summary.md   a header saying what kind of batch it was (load average at
                  start and end, whether the quiet-host guard passed or was
                  forced, how many runs other processes disturbed); when the
@@ -20,74 +20,28 @@ boot) and meta.txt, all written by bench/run-bench, and writes
                  where the CPU went, comparisons across emulators, placements
                  or load generators when the batch alternated them, boot time,
                  idle CPU, image size, and every run to read with care; with
-                 runs under the instruction-counting plugin (run-bench
-                 COUNT=1), instructions per request in the main table and a
-                 section of their own (in all, outside the wait loop, a Linux
-                 guest's kernel and user space, and what the plugin cost in
+                 runs under the instruction-counting plugin (COUNT=1),
+                 instructions per request in the main table and a section of
+                 their own (in all, outside the wait loop, a Linux guest's
+                 kernel and user space, and what the plugin cost in
                  requests/s)
     chart.dat    the numbers behind the chart
     chart.png    per configuration: requests/s (log scale), and each guest's
                  ratios to the reference guest (requests/s and CPU per
                  request) (gnuplot)
-and prints the requests/s tables. Which runs count: see bench/benchdata.py
-(no failed request, no non-2xx answer, the load generator finished; busy runs
-only with --include-busy). Standard library only (Debian's python3).
+and prints the requests/s tables. The reference guest: --ref, else the one
+meta.txt's guests line names (ref GUEST), else the first guest that is not
+native. Which runs count: see records.py (no failed request, no non-2xx
+answer, the load generator finished; busy runs only with --include-busy).
+Standard library only.
 """
-import argparse
 import os
-import shutil
-import subprocess
-import sys
 
-from .records import (AXES, BUSY_PCT, GUEST_FIELDS, LOADS, NATIVE_EMULATOR, RUN_FIELDS, InputError,  # noqa: F401
-                       Results, Stat, counts, failures, fmt_ratio, is_busy, under_plugin, load_label,
-                       md_table, num, ordered, read_boots, read_runs, text_table)
+from ..records import AXES, NATIVE_EMULATOR, InputError, is_busy, load_label, ordered, under_plugin
+from .tables import (Results, Stat, batch_header, chart_cells, draw_chart, fmt_ratio, fmt_x, md_table, num,
+                     parse_meta, terminal, text_table)
 
 AXIS_TITLES = {"emulator": "emulator", "placement": "placement", "loadgen": "load generator"}
-
-
-def parse_meta(meta):
-    """meta.txt's `key: value` lines as a dict (the first of each key)."""
-    out = {}
-    for line in meta.splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and key not in out:
-            out[key] = value.strip()
-    return out
-
-
-def batch_header(meta, runs, include_busy=False):
-    """What kind of batch this was, in a few lines: the guard's verdict, the
-    load average at start and end, and how many runs were flagged busy."""
-    m = parse_meta(meta)
-    out = []
-    guard = m.get("guard", "")
-    if guard.startswith("FORCED"):
-        out.append(f"**FORCED batch, not a quiet host:** {guard[len('FORCED: '):]}.")
-    elif guard:
-        out.append(f"Quiet-host guard {guard}.")
-    else:
-        out.append("Quiet-host guard: not recorded (a batch from before the guard).")
-    start, end = m.get("load at start", ""), m.get("load at end", "")
-    if not start:
-        host = m.get("host", "")
-        start = host.split("load ")[-1] if "load " in host else "?"
-    out.append(f"Load average (1, 5, 15 min) at start: {start}; at end: {end or '?'}.")
-    measured = [r for r in runs if r.get("busy") in ("0", "1") and not under_plugin(r)]
-    if measured:
-        busy = [r for r in measured if is_busy(r)]
-        threshold = m.get("busy", "").split("more than ")[-1].split("%")[0] or f"{BUSY_PCT:g}"
-        what = "counted anyway (--include-busy)" if include_busy else "left out of the medians"
-        out.append(f"Flagged busy: {len(busy)} of {len(measured)} runs (other processes took more "
-                   f"than {threshold}% of a core){'; ' + what if busy else ''}.")
-    else:
-        out.append("Flagged busy: not measured (a batch from before the CPU accounting).")
-    reps = sorted({r["rep"] for r in runs if under_plugin(r)}, key=int)
-    if reps:
-        which = reps[0] if len(reps) == 1 else f"{reps[0]}-{reps[-1]}"
-        out.append(f"Under the instruction-counting plugin: {sum(under_plugin(r) for r in runs)} runs "
-                   f"(repetition {which}), read for their instructions only (their requests/s are the plugin's).")
-    return out
 
 
 def is_linux(guest):
@@ -118,16 +72,9 @@ class Summary(Results):
         return mine / ref
 
     def marks(self, config, guest, load):
-        """[n=K/M] when only K of M runs count; ! listen overflow; ~ unclean
-        shutdown; b a busy run counted (--include-busy)."""
-        mine = self.cell_runs(config, guest, load)
-        used = self.counted(config, guest, load)
-        text = f" [n={len(used)}/{len(mine)}]" if mine and len(used) < len(mine) else ""
-        if any(r["overflow"] == "1" for r in used):
-            text += " !"
-        if any(self.unclean_stop(r) for r in used):
-            text += " ~"
-        if any(is_busy(r) for r in used):
+        """Results' marks, and b when a busy run counted (--include-busy)."""
+        text = super().marks(config, guest, load)
+        if any(is_busy(r) for r in self.counted(config, guest, load)):
             text += " b"
         return text
 
@@ -182,30 +129,35 @@ class Summary(Results):
                                    fmt_x(cpu / ref_cpu if cpu is not None and ref_cpu else None)])
         return rows
 
+    def cells(self, config, runs_of):
+        """(load, guest, runs) in table order where runs_of(config, guest,
+        load) finds any."""
+        for load in self.loads:
+            for g in self.guests:
+                runs = runs_of(config, g, load)
+                if runs:
+                    yield load, g, runs
+
     def main_rows(self, config):
         """The main table: a row per load and guest."""
         rows = []
-        for load in self.loads:
-            for g in self.guests:
-                mine = self.cell_runs(config, g, load)
-                if not mine:
-                    continue
-                used = self.counted(config, g, load)
-                rps = self.stat(config, g, load, "rps")
-                cpu = self.stat(config, g, load, "cpu_us_per_req")
-                is_ref = g == self.ref
-                row = [load_label(load, config["loadgen"]), g,
-                       rps.fmt() + self.marks(config, g, load),
-                       "ref" if is_ref else fmt_x(self.ratio(config, g, load, "rps")),
-                       cpu.fmt(1),
-                       "ref" if is_ref else fmt_x(self.ratio(config, g, load, "cpu_us_per_req")),
-                       self.stat(config, g, load, "p50_ms").fmt(3, spread=False),
-                       self.stat(config, g, load, "p99_ms").fmt(3, spread=False),
-                       f"{len(used)}/{len(mine)}"]
-                if self.has_insns:
-                    row[4:4] = [self.insns_stat(config, g, load).fmt(),
-                                "ref" if is_ref else fmt_x(self.insns_ratio(config, g, load))]
-                rows.append(row)
+        for load, g, mine in self.cells(config, self.cell_runs):
+            used = self.counted(config, g, load)
+            rps = self.stat(config, g, load, "rps")
+            cpu = self.stat(config, g, load, "cpu_us_per_req")
+            is_ref = g == self.ref
+            row = [load_label(load, config["loadgen"]), g,
+                   rps.fmt() + self.marks(config, g, load),
+                   "ref" if is_ref else fmt_x(self.ratio(config, g, load, "rps")),
+                   cpu.fmt(1),
+                   "ref" if is_ref else fmt_x(self.ratio(config, g, load, "cpu_us_per_req")),
+                   self.stat(config, g, load, "p50_ms").fmt(3, spread=False),
+                   self.stat(config, g, load, "p99_ms").fmt(3, spread=False),
+                   f"{len(used)}/{len(mine)}"]
+            if self.has_insns:
+                row[4:4] = [self.insns_stat(config, g, load).fmt(),
+                            "ref" if is_ref else fmt_x(self.insns_ratio(config, g, load))]
+            rows.append(row)
         return rows
 
     def insns_ratio(self, config, guest, load, field="insns_nowait_per_req"):
@@ -220,37 +172,29 @@ class Summary(Results):
         a Linux guest's kernel and user space outside the idle loop, how many
         runs, and the plugin's cost: its runs' requests/s over the timed ones'."""
         rows = []
-        for load in self.loads:
-            for g in self.guests:
-                runs = self.insns_runs(config, g, load)
-                if not runs:
-                    continue
-                timed = self.stat(config, g, load, "rps").median
-                slowed = Stat([num(r["rps"]) for r in runs]).median
-                total, work = self.insns_stat(config, g, load, "insns_per_req"), self.insns_stat(config, g, load)
-                rows.append([load_label(load, config["loadgen"]), g,
-                             total.fmt(), spread(total), work.fmt(), spread(work),
-                             "ref" if g == self.ref else fmt_x(self.insns_ratio(config, g, load)),
-                             self.insns_stat(config, g, load, "insns_kernel_per_req").fmt(),
-                             self.insns_stat(config, g, load, "insns_user_per_req").fmt(),
-                             str(len(runs)),
-                             fmt_x(slowed / timed) if slowed is not None and timed else "-"])
+        for load, g, runs in self.cells(config, self.insns_runs):
+            timed = self.stat(config, g, load, "rps").median
+            slowed = Stat([num(r["rps"]) for r in runs]).median
+            total, work = self.insns_stat(config, g, load, "insns_per_req"), self.insns_stat(config, g, load)
+            rows.append([load_label(load, config["loadgen"]), g,
+                         total.fmt(), spread(total), work.fmt(), spread(work),
+                         "ref" if g == self.ref else fmt_x(self.insns_ratio(config, g, load)),
+                         self.insns_stat(config, g, load, "insns_kernel_per_req").fmt(),
+                         self.insns_stat(config, g, load, "insns_user_per_req").fmt(),
+                         str(len(runs)),
+                         fmt_x(slowed / timed) if slowed is not None and timed else "-"])
         return rows
 
     def cpu_rows(self, config):
         """Where the CPU went: server, load generator, everyone else."""
         rows = []
-        for load in self.loads:
-            for g in self.guests:
-                used = self.counted(config, g, load)
-                if not used:
-                    continue
-                gen = Stat([per_request(r, "loadgen_cpu_s") for r in used])
-                rows.append([load_label(load, config["loadgen"]), g,
-                             pct(self.stat(config, g, load, "server_cpu_pct").fmt(0, spread=False)),
-                             gen.fmt(1, spread=False),
-                             pct(self.stat(config, g, load, "others_cpu_pct").fmt(1)),
-                             pct(self.stat(config, g, load, "steal_pct").fmt(1, spread=False))])
+        for load, g, used in self.cells(config, self.counted):
+            gen = Stat([per_request(r, "loadgen_cpu_s") for r in used])
+            rows.append([load_label(load, config["loadgen"]), g,
+                         pct(self.stat(config, g, load, "server_cpu_pct").fmt(0, spread=False)),
+                         gen.fmt(1, spread=False),
+                         pct(self.stat(config, g, load, "others_cpu_pct").fmt(1)),
+                         pct(self.stat(config, g, load, "steal_pct").fmt(1, spread=False))])
         return rows
 
     def axis_rows(self, axis, fixed):
@@ -321,30 +265,9 @@ class Summary(Results):
 
     def notes(self):
         """Runs left out of the medians, and runs counted with a warning."""
-        out = []
-        for r in self.runs:
-            if r["status"] == "no_boot":
-                continue  # reported once, with the boot
-            why = failures(r)
-            if under_plugin(r):  # only its instructions are read: busy or not
-                if why or not r.get("insns_per_req"):
-                    out.append(f"rep {r['rep']} {self.run_label(r)} (under the plugin): "
-                               + ", ".join(why or ["no instruction count"]))
-                continue
-            if is_busy(r):
-                why.append(f"busy: others took {r['others_cpu_pct']}% of a core"
-                           + (" (counted)" if self.include_busy and not failures(r) else ""))
-            if r["overflow"] == "1":
-                why.append(f"listen overflow ({r['listen_overflows']} drops)")
-            if self.unclean_stop(r):
-                why.append("the guest's shutdown was unclean (counted)")
-            if why:
-                out.append(f"rep {r['rep']} {self.run_label(r)}: " + ", ".join(why))
-        for b in self.boots:
-            if b["status"] != "ok":
-                out.append(f"rep {b['rep']} {b['backend']} {b['emulator']} {b['placement']} {b['guest']}: {b['status']}"
-                           + (" (under the plugin)" if under_plugin(b) else ""))
-        return out
+        out = [f"rep {r['rep']} {self.run_label(r)}" + (" (under the plugin)" if plugin else "") + ": " + ", ".join(why)
+               for r, why, plugin in self.with_care(self.runs, "the guest's shutdown was unclean (counted)")]
+        return out + self.bad_boots(self.boots, lambda b: f"{b['backend']} {b['emulator']} {b['placement']} {b['guest']}")
 
     def run_label(self, r):
         parts = [r["backend"]] + [r[a] for a in self.varying()] + [r["guest"], load_label(r["load"], r["loadgen"])]
@@ -438,8 +361,7 @@ class Summary(Results):
             for load in self.loads:
                 cells = [load]
                 for g in self.guests:
-                    s = self.stat(config, g, load, "rps")
-                    cells += ["NaN"] * 3 if s.median is None else [f"{s.median:.1f}", f"{s.low:.1f}", f"{s.high:.1f}"]
+                    cells += chart_cells(self.stat(config, g, load, "rps"))
                 for g in self.guests:
                     for field in ("rps", "cpu_us_per_req"):
                         r = self.ratio(config, g, load, field)
@@ -467,16 +389,11 @@ def pct(text):
     return text if text == "-" else text + "%"
 
 
-def fmt_x(v):
-    return "-" if v is None else f"x{fmt_ratio(v)}"
-
-
 def gnuplot_script(summary, data, png):
     configs = summary.configs()
     n = len(configs)
     ng = len(summary.guests)
-    s = [f"set terminal pngcairo size 1400,{380 * n} font 'sans,9'" if has_cairo() else
-         f"set terminal png size 1400,{380 * n}",
+    s = [terminal(1400, 380 * n, "sans,9"),
          f"set output '{png}'",
          f"set multiplot layout {n},2",
          "set style data histograms",
@@ -524,46 +441,26 @@ def plot_or_empty(plots):
             "plot [0:1] [0:1] NaN notitle", "unset label 1"]
 
 
-def has_cairo():
-    try:
-        out = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "pngcairo" in out.stdout + out.stderr
-
-
-def main(argv):
-    ap = argparse.ArgumentParser(description="Summarise a bench/results folder.")
-    ap.add_argument("--ref", help="reference guest for ratios (default: the first guest that is neither "
-                                  "native nor native-*)")
-    ap.add_argument("--include-busy", action="store_true",
-                    help="count runs that other processes disturbed (flagged busy) in medians")
-    ap.add_argument("--no-chart", action="store_true", help="skip the PNG")
-    ap.add_argument("dir")
-    args = ap.parse_args(argv)
-    try:
-        runs = read_runs(os.path.join(args.dir, "runs.csv"))
-        boots = read_boots(os.path.join(args.dir, "guests.csv"))
-    except InputError as e:
-        print(f"summarise: {e}", file=sys.stderr)
-        return 2
-    if not runs:
-        print("summarise: no runs recorded", file=sys.stderr)
-        return 2
+def default_ref(runs, meta):
+    """The guest a batch took its ratios against: the one meta.txt's guests
+    line names (ref GUEST), else the first that is not native."""
     names = ordered([r["guest"] for r in runs], [])
-    ref = args.ref or next((g for g in names if not is_native(g)), names[0])
-    if ref not in names:
-        print(f"summarise: --ref {ref}: no such guest in this batch ({' '.join(names)})", file=sys.stderr)
-        return 2
-    summary = Summary(runs, boots, ref, args.include_busy)
-    meta = ""
-    try:
-        with open(os.path.join(args.dir, "meta.txt")) as f:
-            meta = f.read()
-    except OSError:
-        pass
+    guests = parse_meta(meta).get("guests", "")
+    named = guests.rsplit("(ref ", 1)[-1].split(")")[0] if "(ref " in guests else None
+    if named in names:
+        return named
+    return next((g for g in names if not is_native(g)), names[0])
 
-    with open(os.path.join(args.dir, "summary.md"), "w") as f:
+
+def write(out_dir, runs, boots, meta, ref=None, include_busy=False, chart=True):
+    """summary.md (and chart.*) of an HTTP batch's records; prints the
+    requests/s tables. InputError for a --ref that is not in the batch."""
+    names = ordered([r["guest"] for r in runs], [])
+    ref = ref or default_ref(runs, meta)
+    if ref not in names:
+        raise InputError(f"--ref {ref}: no such guest in this batch ({' '.join(names)})")
+    summary = Summary(runs, boots, ref, include_busy)
+    with open(os.path.join(out_dir, "summary.md"), "w") as f:
         f.write(summary.markdown(meta))
     for line in summary.header(meta):
         print(line.replace("**", ""))
@@ -579,24 +476,6 @@ def main(argv):
     notes = summary.notes()
     if notes:
         print(f"\n{len(notes)} run(s) to read with care (see summary.md)")
-
-    if not args.no_chart:
-        data = os.path.join(args.dir, "chart.dat")
-        png = os.path.join(args.dir, "chart.png")
-        with open(data, "w") as f:
-            f.write(summary.chart_data())
-        if shutil.which("gnuplot"):
-            script = gnuplot_script(summary, data, png)
-            with open(os.path.join(args.dir, "chart.gp"), "w") as f:
-                f.write(script)
-            r = subprocess.run(["gnuplot"], input=script, capture_output=True, text=True, timeout=60)
-            if r.returncode != 0:  # the numbers above still stand
-                print(f"summarise: warning: gnuplot failed, no chart: {r.stderr.strip()}", file=sys.stderr)
-        else:
-            print("summarise: gnuplot not found, no chart", file=sys.stderr)
-    print(f"\nsummary: {os.path.join(args.dir, 'summary.md')}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    if chart:
+        draw_chart(out_dir, "chart", summary.chart_data(), lambda data, png: gnuplot_script(summary, data, png))
+    print(f"\nsummary: {os.path.join(out_dir, 'summary.md')}")

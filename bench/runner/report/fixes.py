@@ -1,12 +1,14 @@
-#!/usr/bin/env python3
-"""fixes.py: the report of `make bench-fixes`: what each fix is worth.
+"""fixes.py: the report of a fixes batch (spec fixes; make bench-fixes):
+what each fix is worth.
 
-    bench/fixes.py [--no-chart] RESULTS_DIR
+    bench/run summarise [--include-busy] [--no-chart] DIR      (a fixes-* folder)
+    bench/run summarise --kind fixes DIR                       (any other)
 
-Reads runs.csv and guests.csv (bench/run-bench) and counters.csv
-(bench/counters.py, optional) of a run whose guests are the named variants
-of mk/variants.mk (baseline, step1-timed-wait ... all, all-minus-SWITCH, idea-*) and
-linux, and writes
+calls write(DIR, runs, boots, meta, include_busy, chart) (report/), which
+reads runs.csv, guests.csv and counters.csv (counters.py, optional; or
+counters.csv.gz) of a batch whose guests are the named variants of
+mk/variants.mk (baseline, step1-timed-wait ... all, all-minus-SWITCH,
+idea-*) and linux, and writes
     fixes.md    the steps table in the shape of the reference write-up (one
                 row per cumulative step, one column per load, median req/s
                 (min-max) and the gain over the row above), the leave-one-out
@@ -14,33 +16,27 @@ linux, and writes
                 that explain the speed (key ratios per variant and load), and
                 boot time and idle CPU per variant
     fixes.dat, fixes.gp, fixes.png   req/s per step per load (gnuplot)
-With runs under the instruction-counting plugin (run-bench COUNT=1), the
-steps, leave-one-out and write-up tables get instructions per request
-outside the wait loop beside requests/s (median (min-max) over those runs,
-and the same ratios), and the verdict is given on them too: is `all` at or
-below the fewest instructions per request of any rival at every load.
-A run counts as bench/benchdata.py says (no failed request, no non-2xx
-answer, the load generator finished, and no other process took more than the
-busy threshold of a core, unless --include-busy); the others are marked in
-the cells ([n=counted/all]) and listed; a run whose guest did not shut down
+With runs under the instruction-counting plugin (COUNT=1), the steps,
+leave-one-out and write-up tables get instructions per request outside the
+wait loop beside requests/s (median (min-max) over those runs, and the same
+ratios), and the verdict is given on them too: is `all` at or below the
+fewest instructions per request of any rival at every load.
+A run counts as records.py says (no failed request, no non-2xx answer, the
+load generator finished, and no other process took more than the busy
+threshold of a core, unless --include-busy); the others are marked in the
+cells ([n=counted/all]) and listed; a run whose guest did not shut down
 cleanly counts but is marked (~). The report covers one emulator, placement
-and load generator (the first of each in the batch); bench/summarise.py
-compares them. Standard library only (Debian's python3).
+and load generator (the first of each in the batch); summary.md (http.py)
+compares them. Standard library only.
 """
-import argparse
 import csv
 import gzip
 import os
-import shutil
-import subprocess
-import sys
 
-from .records import (AXES, LOADS, NATIVE_EMULATOR, InputError, Results, Stat,
-                       counts, counts_insns, failures, fmt_ratio, is_busy, under_plugin, md_table, num,
-                       ordered, read_boots, read_runs, text_table)
-from .summarise import batch_header, has_cairo
-from .counters import KEY_RATIOS
+from ..records import AXES, LOADS, console_name, counts, counts_insns, ordered, under_plugin
 from . import reqtrace
+from .counters import KEY_RATIOS
+from .tables import Results, Stat, batch_header, chart_cells, draw_chart, fmt_ratio, md_table, num, terminal, text_table
 from .writeup import COMMITS
 
 # The switches in the write-up's order, as mk/variants.mk names them
@@ -130,7 +126,7 @@ fmt_num = fmt_ratio  # a ratio with the digits that matter at its size
 
 
 class Fixes:
-    """The runs of one bench-fixes results folder, grouped for the report."""
+    """The runs of one fixes batch, grouped for the report."""
 
     def __init__(self, runs, boots, counters, include_busy=False):
         data = Results(runs, boots, include_busy)
@@ -145,23 +141,22 @@ class Fixes:
         self.backends = ordered([r["backend"] for r in self.runs], ["tap", "passt", "user"])
         self.loads = ordered([r["load"] for r in self.runs], list(LOADS))
         self.guests = ordered([r["guest"] for r in self.runs + self.boots], [])
-        self.clean_keys = {(r["rep"], r["backend"], r["guest"], r["load"]) for r in self.runs if self.clean(r)}
+        self.clean_keys = {(r["rep"], r["backend"], r["guest"], r["load"]) for r in self.runs
+                           if counts(r, include_busy)}
         self.has_insns = any(counts_insns(r) for r in self.runs)  # runs under the counting plugin
 
-    def clean(self, run):
-        """Whether a run counts (bench/benchdata.py's counts())."""
-        return counts(run, self.include_busy)
+    def cfg(self, backend):
+        """The configuration of a back-end's cells."""
+        return dict(self.config, backend=backend)
 
     def cell_runs(self, backend, guest, load):
         """The timed runs of a cell (not those under the counting plugin)."""
-        return [r for r in self.runs if r["backend"] == backend and r["guest"] == guest and r["load"] == load
-                and not under_plugin(r)]
+        return self.data.cell_runs(self.cfg(backend), guest, load)
 
     def insns(self, backend, guest, load):
         """Stat of instructions per request outside the wait loop, over the
         runs under the counting plugin that finished cleanly."""
-        return Stat([num(r["insns_nowait_per_req"]) for r in self.runs
-                     if (r["backend"], r["guest"], r["load"]) == (backend, guest, load) and counts_insns(r)])
+        return self.data.insns_stat(self.cfg(backend), guest, load)
 
     def head(self, first):
         """A table's header: a column per load, and with instruction counts
@@ -172,21 +167,12 @@ class Fixes:
 
     def rps(self, backend, guest, load):
         """Stat of req/s over the clean runs."""
-        return Stat([num(r["rps"]) for r in self.cell_runs(backend, guest, load) if self.clean(r)])
+        return self.data.stat(self.cfg(backend), guest, load, "rps")
 
     def marks(self, backend, guest, load):
         """[n=clean/all] when some runs did not count; ! for a listen
         overflow; ~ for a guest whose shutdown was unclean."""
-        mine = self.cell_runs(backend, guest, load)
-        ok = [r for r in mine if self.clean(r)]
-        text = ""
-        if len(ok) < len(mine):
-            text += f" [n={len(ok)}/{len(mine)}]"
-        if any(r["overflow"] == "1" for r in ok):
-            text += " !"
-        if any(self.data.unclean_stop(r) for r in ok):
-            text += " ~"
-        return text
+        return self.data.marks(self.cfg(backend), guest, load)
 
     def steps_table(self, backend):
         """Rows of the steps table: req/s and the gain over the row above."""
@@ -372,28 +358,13 @@ class Fixes:
         return md_table(head, rows)
 
     def not_counted(self):
+        """Runs that did not count, and runs to read with care."""
         notes = []
-        for r in self.runs:
-            if r["status"] == "no_boot":
-                continue
-            why = failures(r)
-            if under_plugin(r):  # read for its instructions only, busy or not
-                if why or not r.get("insns_per_req"):
-                    notes.append(f"rep {r['rep']} {r['backend']} {r['guest']} {r['load']} (under the plugin): "
-                                 + ", ".join(why or ["no instruction count"]))
-                continue
-            if is_busy(r):
-                why.append(f"busy: others took {r['others_cpu_pct']}% of a core"
-                           + (" (counted)" if self.include_busy and not why else ""))
-            if self.data.unclean_stop(r):
-                why.append("unclean shutdown (counted)")
-            if not why:
-                continue
-            notes.append(f"rep {r['rep']} {r['backend']} {r['guest']} {r['load']}: {', '.join(why)} "
-                         f"(console: raw/{console_name(r)}.console)")
-        notes += [f"rep {b['rep']} {b['backend']} {b['guest']}: {b['status']}"
-                  + (" (under the plugin)" if under_plugin(b) else "") for b in self.boots if b["status"] != "ok"]
-        return notes
+        for r, why, plugin in self.data.with_care(self.runs, "unclean shutdown (counted)", overflow=False):
+            label = f"rep {r['rep']} {r['backend']} {r['guest']} {r['load']}"
+            notes.append(f"{label} (under the plugin): {', '.join(why)}" if plugin else
+                         f"{label}: {', '.join(why)} (console: raw/{console_name(r)}.console)")
+        return notes + self.data.bad_boots(self.boots, lambda b: f"{b['backend']} {b['guest']}")
 
     def counter(self, backend, guest, load, column, per):
         """Median over the clean runs of a counter's delta per `per` (a
@@ -540,8 +511,7 @@ class Fixes:
             for i, (label, guest) in enumerate(step_rows(self.guests)):
                 cells = [str(i), '"' + label.replace(" (all)", "") + '"']
                 for load in self.loads:
-                    s = self.rps(backend, guest, load)
-                    cells += ["NaN"] * 3 if s.median is None else [f"{s.median:.1f}", f"{s.low:.1f}", f"{s.high:.1f}"]
+                    cells += chart_cells(self.rps(backend, guest, load))
                 lines.append(" ".join(cells))
             lines += ["", ""]
         return "\n".join(lines) + "\n"
@@ -549,8 +519,7 @@ class Fixes:
 
 def gnuplot_script(fx, data, png):
     n = len(fx.backends)
-    s = [f"set terminal pngcairo size 1100,{460 * n} font 'sans,10'" if has_cairo() else
-         f"set terminal png size 1100,{460 * n}",
+    s = [terminal(1100, 460 * n, "sans,10"),
          f"set output '{png}'", f"set multiplot layout {n},1",
          "set logscale y", "set grid ytics", "set ylabel 'requests/s (log scale)'",
          "set key outside right", "set xtics rotate by -30 nomirror", "set offsets 0.3, 0.3, 0, 0"]
@@ -568,14 +537,6 @@ def gnuplot_script(fx, data, png):
     return "\n".join(s) + "\n"
 
 
-def console_name(run):
-    """The raw/ name of a run's guest console (REP-BACKEND-GUEST in batches
-    from before the emulator and placement columns, whose rows lack `busy`)."""
-    if run.get("busy", "") == "":
-        return f"{run['rep']}-{run['backend']}-{run['guest']}"
-    return "-".join([run["rep"], run["backend"], run["emulator"].replace("/", "_"), run["placement"], run["guest"]])
-
-
 def read_counters(path):
     """counters.csv rows, or counters.csv.gz's (how a committed batch keeps a
     big one); [] when there is neither (e.g. only Linux guests)."""
@@ -588,49 +549,15 @@ def read_counters(path):
     return []
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(description="The bench-fixes report of a results folder.")
-    ap.add_argument("--no-chart", action="store_true", help="skip the PNG")
-    ap.add_argument("--include-busy", action="store_true", help="count runs flagged busy too")
-    ap.add_argument("dir")
-    args = ap.parse_args(argv)
-    try:
-        runs = read_runs(os.path.join(args.dir, "runs.csv"))
-        boots = read_boots(os.path.join(args.dir, "guests.csv"))
-    except InputError as e:
-        print(f"fixes: {e}", file=sys.stderr)
-        return 2
-    if not runs:
-        print("fixes: no runs recorded", file=sys.stderr)
-        return 2
-    fx = Fixes(runs, boots, read_counters(os.path.join(args.dir, "counters.csv")), args.include_busy)
-    meta = ""
-    try:
-        with open(os.path.join(args.dir, "meta.txt")) as f:
-            meta = f.read()
-    except OSError:
-        pass
-    with open(os.path.join(args.dir, "fixes.md"), "w") as f:
-        f.write(fx.markdown(meta, args.dir))
+def write(out_dir, runs, boots, meta, include_busy=False, chart=True):
+    """fixes.md (and fixes.*) of a fixes batch's records; prints the steps
+    tables."""
+    fx = Fixes(runs, boots, read_counters(os.path.join(out_dir, "counters.csv")), include_busy)
+    with open(os.path.join(out_dir, "fixes.md"), "w") as f:
+        f.write(fx.markdown(meta, out_dir))
     for backend in fx.backends:
         print(f"\nrequests/s per step, back-end {backend} (median (min-max) over clean runs; x = gain over the row above)")
         print(text_table(fx.head("step"), fx.steps_table(backend)))
-    if not args.no_chart:
-        data, png = os.path.join(args.dir, "fixes.dat"), os.path.join(args.dir, "fixes.png")
-        with open(data, "w") as f:
-            f.write(fx.chart_data())
-        if shutil.which("gnuplot"):
-            script = gnuplot_script(fx, data, png)
-            with open(os.path.join(args.dir, "fixes.gp"), "w") as f:
-                f.write(script)
-            r = subprocess.run(["gnuplot"], input=script, capture_output=True, text=True, timeout=60)
-            if r.returncode != 0:  # the tables still stand
-                print(f"fixes: warning: gnuplot failed, no chart: {r.stderr.strip()}", file=sys.stderr)
-        else:
-            print("fixes: gnuplot not found, no chart", file=sys.stderr)
-    print(f"\nreport: {os.path.join(args.dir, 'fixes.md')}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    if chart:
+        draw_chart(out_dir, "fixes", fx.chart_data(), lambda data, png: gnuplot_script(fx, data, png))
+    print(f"\nreport: {os.path.join(out_dir, 'fixes.md')}")

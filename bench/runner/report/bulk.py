@@ -1,10 +1,10 @@
-#!/usr/bin/env python3
-"""summarise_bulk.py: the summary of a bulk-transfer run (bench/run-bulk).
+"""bulk.py: the summary of a bulk-transfer batch (the bulk workload; make
+bench-bulk).
 
-    bench/summarise_bulk.py [--ref GUEST] RESULTS_DIR
+    bench/run summarise [--ref GUEST] DIR
 
-Reads RESULTS_DIR/runs.csv (one row per load) and meta.txt, writes
-RESULTS_DIR/summary.md and prints it:
+calls write(DIR, ref) (report/), which reads DIR/runs.csv (one row per load)
+and meta.txt, writes DIR/summary.md and prints it:
     Gbit/s         median (min-max) per guest and load, with each guest's
                    ratio to the reference (default: linux, when measured)
     CPU s per GB   the server's host CPU (QEMU's, or the native server's)
@@ -16,14 +16,14 @@ RESULTS_DIR/summary.md and prints it:
                    the application read or wrote, each way
     runs not clean every row whose status is not "ok" (left out of medians)
 Batches from before the per-GB columns existed are summarised without them.
-Standard library only (Debian's python3).
+FIELDS (and FIELDS_V2, FIELDS_V1, older) are runs.csv's columns; the last
+ten are bulk_counters.py's. Standard library only.
 """
-import argparse
 import csv
 import os
-import sys
 
-from .records import Stat, md_table, num
+from ..records import InputError
+from .tables import Stat, md_table, num
 
 FIELDS_V1 = ["rep", "guest", "server", "load", "secs", "bytes", "gbit_s", "server_cpu_s", "cpu_s_per_gb",
              "client_cpu_pct", "status"]
@@ -50,7 +50,7 @@ def load_title(load):
 
 
 def cell(values, digits, ratio_to=None):
-    """'median (min-max)' of values (benchdata's Stat), with the ratio of the
+    """'median (min-max)' of values (tables.Stat), with the ratio of the
     median to ratio_to; '-' when there are none."""
     stat = Stat(values)
     text = stat.fmt(digits)
@@ -103,21 +103,22 @@ def per_gb_tables(ok, guests, loads, header, kicks):
         table("copied_tx_bytes", "sent_tx_bytes", 1, 2)]
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ref", default="linux")
-    ap.add_argument("dir")
-    a = ap.parse_args()
-    path = os.path.join(a.dir, "runs.csv")
+def read(path):
+    """runs.csv's rows; InputError when it is missing or its header is not one of ours."""
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
             if reader.fieldnames not in (FIELDS, FIELDS_V2, FIELDS_V1):
-                sys.exit(f"summarise_bulk: {path}: unexpected header {reader.fieldnames}")
-            rows = list(reader)
+                raise InputError(f"{path}: unexpected header {reader.fieldnames}")
+            return list(reader)
     except OSError as e:
-        sys.exit(f"summarise_bulk: {path}: {e.strerror}")
+        raise InputError(f"{path}: {e.strerror}") from e
 
+
+def write(out_dir, ref=None):
+    """summary.md of a bulk batch's runs.csv (ratios to `ref`, default
+    linux, where the batch has it); prints it."""
+    rows = read(os.path.join(out_dir, "runs.csv"))
     guests, loads = [], []
     for r in rows:
         if r["guest"] not in guests:
@@ -132,11 +133,12 @@ def main():
 
     out = ["# Bulk transfers", ""]
     try:
-        with open(os.path.join(a.dir, "meta.txt")) as f:
+        with open(os.path.join(out_dir, "meta.txt")) as f:
             out += ["```"] + [line.rstrip("\n") for line in f] + ["```", ""]
     except OSError:
         pass
-    ref = a.ref if a.ref in guests else None
+    ref = ref or "linux"
+    ref = ref if ref in guests else None
     out += [f"Gbit/s (the receiver's count over the test's time), median (min-max) of the clean runs"
             f"{'; xN: ratio to ' + ref if ref else ''}.", ""]
     header = ["guest"] + [load_title(lo) for lo in loads]
@@ -164,10 +166,7 @@ def main():
         out += ["", "Runs not clean (left out above):", ""]
         out += [f"- rep {r['rep']} {r['guest']} {r['load']}: {r['status']}" for r in bad]
     text = "\n".join(out) + "\n"
-    with open(os.path.join(a.dir, "summary.md"), "w") as f:
+    with open(os.path.join(out_dir, "summary.md"), "w") as f:
         f.write(text)
     print(text, end="")
 
-
-if __name__ == "__main__":
-    main()

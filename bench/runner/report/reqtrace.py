@@ -1,24 +1,23 @@
-#!/usr/bin/env python3
 """reqtrace.py: where the time of one request goes, from the kernel's trace line.
 
-    bench/reqtrace.py [--guest NAME] [--load LOAD] RESULTS_DIR
+    bench/run summarise DIR        (a fixes batch: trace.md; fixes.md's
+                                   breakdown of `all` at k1)
 
 The unikernel samples requests (kernel/trace.c) and, on each Ctrl-T that
-bench/run-bench sends after a load, prints one line such as
+loadrun.py sends after a load, prints one line such as
 
     trace: samples 755 (abandoned 0), last 256, stage us median/p90:
         frame>input 0.98/1.19 input>queue 6.62/7.64 ... publish>kick 65.9/87.5; sum ...
 
 for the last (up to) 256 samples, which after a load of a few seconds are
-that load's. This reads every RESULTS_DIR/raw/*.counters file, takes the line
-printed after each load, and writes RESULTS_DIR/trace.md: for each guest and
-load, each stage's median microseconds over the repetitions (the median of the
-per-repetition medians, with their min-max), the stage's share of the sum, and
-the sum. --guest/--load print one such table to stdout instead. The sampler
-follows one request at a time, so read it for one connection (k1); at higher
-concurrency stages interleave. Standard library only.
+that load's. write(DIR) reads every DIR/raw/*.counters file, takes the line
+printed after each load, and writes DIR/trace.md: for each guest and load,
+each stage's median microseconds over the repetitions (the median of the
+per-repetition medians, with their min-max), the stage's share of the sum,
+and the sum; collect(DIR) and md(...) give one such table (fixes.py). The
+sampler follows one request at a time, so read it for one connection (k1);
+at higher concurrency stages interleave. Standard library only.
 """
-import argparse
 import glob
 import os
 import re
@@ -97,32 +96,17 @@ def md(backend, guest, load, rows):
     return "\n".join(lines) + "\n"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results")
-    ap.add_argument("--guest")
-    ap.add_argument("--load")
-    args = ap.parse_args()
-    table = collect(args.results)
-    if args.guest or args.load:
-        keys = [k for k in table if (not args.guest or k[1] == args.guest) and (not args.load or k[2] == args.load)]
-        if not keys:
-            sys.exit(f"reqtrace.py: no trace lines for guest {args.guest} load {args.load} in {args.results}")
-        for k in sorted(keys):
-            print(md(*k, table[k]))
-        return
+def write(results):
+    """trace.md of a batch's trace lines; a warning, and no file, without any."""
+    table = collect(results)
     if not table:
-        print(f"reqtrace.py: no trace lines in {args.results}/raw/*.counters", file=sys.stderr)
+        print(f"summarise: no trace lines in {results}/raw/*.counters", file=sys.stderr)
         return
     doc = ["# Where the time of one request goes", "",
            "Per-stage microseconds from the kernel's sampled requests (kernel/trace.c), "
            "the median over repetitions of each dump's median; read k1 (one connection) first.", ""]
     for k in sorted(table):
         doc.append(md(*k, table[k]))
-    with open(os.path.join(args.results, "trace.md"), "w", encoding="utf-8") as f:
+    with open(os.path.join(results, "trace.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(doc))
-    print(f"trace: {os.path.join(args.results, 'trace.md')}")
-
-
-if __name__ == "__main__":
-    main()
+    print(f"trace: {os.path.join(results, 'trace.md')}")

@@ -1,12 +1,12 @@
-#!/usr/bin/env python3
-"""summarise_kvm.py: bench/run-kvm's exits per request, by reason.
+"""kvm.py: a kvm batch's exits per request, by reason (the kvm workload;
+make bench-kvm).
 
-    bench/summarise_kvm.py RESULTS_DIR
+    bench/run summarise DIR
 
-Reads RESULTS_DIR/raw/l1-*.txt (what bench/kvm/exits.sh printed in each L1
-boot) and writes RESULTS_DIR/summary.md and RESULTS_DIR/runs.csv (one row per
-load run: the per-request figures below). Every figure is per completed
-request, the median over the repetitions (min-max):
+calls write(DIR) (report/), which reads DIR/raw/l1-*.txt (what
+bench/kvm/exits.sh printed in each L1 boot) and writes DIR/summary.md and
+DIR/runs.csv (one row per load run: the per-request figures below). Every
+figure is per completed request, the median over the repetitions (min-max).
 
 The main table splits every exit by its SVM exit reason (the columns after
 `exits` add up to it):
@@ -27,10 +27,9 @@ The second table says what the npf and msr exits were: doorbell writes
 QEMU for a tap without vhost), local APIC register writes (kvm_apic, by
 MMIO or x2APIC MSR alike: TMICT 0x380 the one-shot, EOI 0xb0, ICR 0x300),
 and the exits that went on to QEMU's user space (debugfs mmio_exits +
-io_exits: a device register read, a PIO).
-
-and, for our kernel, its own counters per request from its Ctrl-T dumps
-(notifies sent, parks, interrupts, EOI writes, one-shot loads).
+io_exits: a device register read, a PIO). The last, for our kernel: its own
+counters per request from its Ctrl-T dumps (notifies sent, parks,
+interrupts, EOI writes, one-shot loads).
 Standard library only.
 """
 import csv
@@ -40,6 +39,7 @@ import statistics
 import sys
 
 from .counters import parse_dump
+from .tables import Stat, md_table
 
 APIC_PAGE = 0xFEE00000
 EXIT_HLT, EXIT_NPF, EXIT_MSR, EXIT_IOIO, EXIT_VINTR, EXIT_INTR = 0x78, 0x400, 0x7C, 0x7B, 0x64, 0x60
@@ -132,22 +132,16 @@ def per_request(r):
 
 
 def med(values, digits=2):
-    if not values:
-        return "-"
-    m = statistics.median(values)
-    if len(values) == 1:
-        return f"{m:.{digits}f}"
-    return f"{m:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+    """'median (min-max)' of per-request figures."""
+    return Stat(values).fmt(digits)
 
 
-def main(argv):
-    if len(argv) != 2:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
-    out = argv[1]
+def write(out):
+    """summary.md and runs.csv of a kvm batch's raw/l1-*.txt; 1 (and a
+    message) when they hold no run."""
     runs = read(out)
     if not runs:
-        print(f"summarise_kvm: no runs under {out}/raw", file=sys.stderr)
+        print(f"summarise: no runs under {out}/raw", file=sys.stderr)
         return 1
     figs = {}  # (backend, guest, load) -> [per_request]
     bad = []
@@ -171,22 +165,17 @@ def main(argv):
     md = ["# VM exits per request under KVM (nested: L1 under TCG)", ""]
     meta = os.path.join(out, "meta.txt")
     if os.path.exists(meta):
-        md += ["```", open(meta).read().strip(), "```", ""]
+        with open(meta) as f:
+            md += ["```", f.read().strip(), "```", ""]
     md += ["Per completed request, median over the L1 boots (min-max). Requests/s are L1-bound.", ""]
     if bad:
         md += ["Runs left out (incomplete or failed requests):", ""] + [f"- {b}" for b in bad] + [""]
     for b in backends:
+        cells = [(l, g, figs[(b, g, l)]) for l in loads for g in guests if figs.get((b, g, l))]
         md += [f"## back-end `{b}`", "",
-               "| load | guest | " + " | ".join(COLUMNS) + " | req/s | L1 CPU ms |",
-               "|---|---|" + "---|" * (len(COLUMNS) + 2)]
-        for l in loads:
-            for g in guests:
-                ps = figs.get((b, g, l))
-                if not ps:
-                    continue
-                cells = [med([p[c] for p in ps]) for c in COLUMNS]
-                md.append(f"| {l} | {g} | " + " | ".join(cells) +
-                          f" | {med([p['rps'] for p in ps], 0)} | {med([p['l1cpu'] for p in ps])} |")
+               md_table(["load", "guest"] + COLUMNS + ["req/s", "L1 CPU ms"],
+                        [[l, g] + [med([p[c] for p in ps]) for c in COLUMNS]
+                         + [med([p["rps"] for p in ps], 0), med([p["l1cpu"] for p in ps])] for l, g, ps in cells])]
         md += ["", "Exits of the first guest against each other guest's (median exits per request):", "",
                "| load | " + " | ".join(f"{guests[0]} / {g}" for g in guests[1:]) + " |",
                "|---|" + "---|" * (len(guests) - 1)]
@@ -202,27 +191,17 @@ def main(argv):
             md.append(f"| {l} | " + " | ".join(row) + " |")
         md += ["", "What the npf and msr exits were (per request): doorbell writes, local APIC register "
                "writes (TMICT: the one-shot; EOI; ICR; others) and exits to QEMU's user space:", "",
-               "| load | guest | " + " | ".join(DETAIL) + " |", "|---|---|" + "---|" * len(DETAIL)]
-        for l in loads:
-            for g in guests:
-                ps = figs.get((b, g, l))
-                if ps:
-                    md.append(f"| {l} | {g} | " + " | ".join(med([p[c] for p in ps]) for c in DETAIL) + " |")
+               md_table(["load", "guest"] + DETAIL, [[l, g] + [med([p[c] for p in ps]) for c in DETAIL]
+                                                     for l, g, ps in cells])]
         gcols = [label for label, _ in GUEST_COUNTERS]
         rows = []
-        for l in loads:
-            for g in guests:
-                ps = [p for p in figs.get((b, g, l), []) if any(k.startswith("g:") for k in p)]
-                if ps:
-                    rows.append(f"| {l} | {g} | " + " | ".join(med([p.get('g:' + c, 0) for p in ps]) for c in gcols) + " |")
+        for l, g, ps in cells:
+            ps = [p for p in ps if any(k.startswith("g:") for k in p)]
+            if ps:
+                rows.append([l, g] + [med([p.get('g:' + c, 0) for p in ps]) for c in gcols])
         if rows:
-            md += ["", "Our kernel's own counters per request:", "",
-                   "| load | guest | " + " | ".join(gcols) + " |", "|---|---|" + "---|" * len(gcols)] + rows
+            md += ["", "Our kernel's own counters per request:", "", md_table(["load", "guest"] + gcols, rows)]
         md.append("")
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
