@@ -15,8 +15,9 @@
 #                        (MAX_LOAD, FORCE=1: bench/runner/guard.py)
 #   make bench QUICK=1   one short repetition: a smoke run of a few minutes
 #   make bench-quick     the same
-#   make bench-summary DIR=bench/results/<timestamp>   summarise a run again
-#                        (INCLUDE_BUSY=1: busy runs count in medians too)
+#   make bench-summary DIR=bench/results/<timestamp>   every table of a batch
+#                        again (bench/run summarise DIR; REF=GUEST the ratios'
+#                        reference, INCLUDE_BUSY=1: busy runs count in medians too)
 #   make test-qemu10     a few integration tests under QEMU 10 (fetches it)
 #   make bench-fixes     what each fix is worth: the Linux guest and the named
 #                        variants (mk/variants.mk) through the six loads, tap
@@ -30,7 +31,7 @@
 #                        fixes.md (steps, leave-one-out, the write-up's ideas,
 #                        the write-up's figures beside ours, where a request's
 #                        time goes), counters.csv, trace.md, fixes.png in
-#                        bench/results/fixes-<timestamp> (bench/fixes.py).
+#                        bench/results/fixes-<timestamp> (bench/runner/report/fixes.py).
 #                        FIXES_SET=steps (linux, baseline, the steps, all),
 #                        loo (linux, all, all-minus-*), ideas (linux, all,
 #                        idea-*) or all (every one of them, the default: 27
@@ -40,7 +41,8 @@
 #                        at every load, and idle at or below 0.5%?
 #   make bench-fixes QUICK=1   smoke run: linux, baseline, all; tap; 1 rep;
 #                        loads k64 c16; about 2 minutes
-#   make bench-fixes-report DIR=...   counters.csv and fixes.md again
+#   make bench-fixes-report DIR=...   counters.csv, trace.md and fixes.md (and
+#                        summary.md) again: bench/run summarise --kind fixes DIR
 #   make soak            the long run (bench/run soak): 1,000,000 keep-alive requests
 #                        (ab -k, -c 8 and 64) and 100,000 new connections (-c 16)
 #                        against build/apps/httpd.elf on tap; fails on any failed
@@ -177,9 +179,12 @@ bench: $(HTTPD_HOST) $(HTTPD_HOST).flags $(HTTPD_EPOLL).flags linux-guest linux-
 bench-quick:
 	$(MAKE) bench QUICK=1
 
+# bench/run summarise's settings from make's: REF, INCLUDE_BUSY.
+SUMMARISE_FLAGS = $(if $(REF),--ref $(REF)) $(if $(filter 1,$(INCLUDE_BUSY)),--include-busy)
+
 bench-summary:
 	@test -n "$(DIR)" || { echo "usage: make bench-summary DIR=bench/results/<timestamp>" >&2; exit 2; }
-	python3 bench/summarise.py $(if $(REF),--ref $(REF)) $(if $(filter 1,$(INCLUDE_BUSY)),--include-busy) $(DIR)
+	bench/run summarise $(SUMMARISE_FLAGS) $(DIR)
 
 # The integration tests that exercise the emulator itself (boot, traps, the
 # loader, virtio-net on each back-end, the Linux guest), under QEMU 10: about
@@ -214,9 +219,7 @@ bench-fixes: linux-guest deps $(LOADER) $(HOSTPROBE) $(BENCH_PLUGINS)
 
 bench-fixes-report:
 	@test -n "$(DIR)" || { echo "usage: make bench-fixes-report DIR=bench/results/<folder>" >&2; exit 2; }
-	python3 bench/counters.py $(DIR)
-	python3 bench/reqtrace.py $(DIR)
-	python3 bench/fixes.py $(DIR)
+	bench/run summarise --kind fixes $(SUMMARISE_FLAGS) $(DIR)
 
 # ---- soak: a long run that must fail nothing and leak nothing --------------
 # Only the settings given are passed (SOAK_X becomes bench/specs/soak.toml's X).

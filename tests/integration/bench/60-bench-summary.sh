@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 60-bench-summary: bench/summarise.py on the fixed results in
+# 60-bench-summary: bench/run summarise on the fixed results in
 # tests/fixtures/bench (3 repetitions, 3 guests, both back-ends; a failed
 # boot, an ab error with failed requests, a run with 3 non-2xx answers and
 # listen overflows), written in the format before emulators, placements and
@@ -13,7 +13,7 @@ ROOT=${ROOT:-$(pwd)}
 . "$ROOT/tests/integration/lib/net.sh"
 . "$ROOT/tests/integration/lib/bench.sh"
 bench_setup bench
-"$py" "$ROOT/bench/summarise.py" "$tmp" >"$tmp/stdout" 2>&1 || { cat "$tmp/stdout"; fail "summarise failed"; }
+bench_summarise
 cat "$tmp/stdout"
 md=$tmp/summary.md
 
@@ -71,13 +71,13 @@ is_png "$tmp/chart.png"
 
 echo "== bad input"
 mkdir "$tmp/bad"
-"$py" "$ROOT/bench/summarise.py" "$tmp/bad" 2>"$tmp/err"; rc=$?
+bench_run summarise "$tmp/bad" 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -q 'runs.csv' "$tmp/err" || fail "missing CSV: exit $rc, $(cat "$tmp/err")"
 printf 'a,b\n1,2\n' >"$tmp/bad/runs.csv"
 cp "$fx/guests.csv" "$tmp/bad/"
-"$py" "$ROOT/bench/summarise.py" "$tmp/bad" 2>"$tmp/err"; rc=$?
+bench_run summarise "$tmp/bad" 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -q 'unexpected header' "$tmp/err" || fail "bad header: exit $rc, $(cat "$tmp/err")"
 { head -n1 "$fx/runs.csv"; echo "1,tap,linux,k1,1"; } >"$tmp/bad/runs.csv"
-"$py" "$ROOT/bench/summarise.py" "$tmp/bad" 2>"$tmp/err"; rc=$?
+bench_run summarise "$tmp/bad" 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -q 'wrong number of fields' "$tmp/err" || fail "short row: exit $rc, $(cat "$tmp/err")"
 echo "all good"

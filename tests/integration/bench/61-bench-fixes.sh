@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# 61-bench-fixes: bench/counters.py and bench/fixes.py on the fixed results in
+# 61-bench-fixes: bench/run summarise --kind fixes (counters.csv and fixes.md:
+# report/counters.py and report/fixes.py) on the fixed results in
 # tests/fixtures/bench/fixes (3 repetitions of linux, baseline, step2-writev,
 # all, all-minus-writev on tap at k1 and c16; one run with failed requests,
 # one flagged busy, one guest whose shutdown was unclean; Ctrl-T dumps of
@@ -38,8 +39,7 @@ for path in sys.argv[1:]:
 sys.exit(1 if bad else 0)
 PY
 
-"$py" "$ROOT/bench/counters.py" "$tmp" || fail "counters.py failed"
-"$py" "$ROOT/bench/fixes.py" "$tmp" >"$tmp/stdout" 2>&1 || { cat "$tmp/stdout"; fail "fixes.py failed"; }
+bench_summarise --kind fixes
 cat "$tmp/stdout"
 md=$tmp/fixes.md
 
@@ -60,9 +60,9 @@ grep -q "rep 1 tap step2-writev k1: unclean shutdown (counted)" "$md" || fail "t
 echo "== leave one out: rep 2 of all-minus-writev k1 (6000) was busy: (6150 + 6300) / 2 = 6225, / 8200 = -24%"
 has_row "| all - writev | 6225 (6150-6300) -24% [n=2/3] | 1250 (1250-1250) +0% |"
 grep -q "rep 2 tap all-minus-writev k1: busy: others took 42.0% of a core" "$md" || fail "the busy run is not listed"
-"$py" "$ROOT/bench/fixes.py" --include-busy --no-chart "$tmp" >/dev/null || fail "fixes.py --include-busy failed"
+bench_run summarise --kind fixes --include-busy --no-chart "$tmp" >/dev/null || fail "summarise --include-busy failed"
 has_row "| all - writev | 6150 (6000-6300) -25% | 1250 (1250-1250) +0% |"
-"$py" "$ROOT/bench/fixes.py" --no-chart "$tmp" >/dev/null
+bench_run summarise --kind fixes --no-chart "$tmp" >/dev/null
 
 echo "== counters: deltas across each load over its requests"
 has_row "| sockets visited per egress pass | 1024 -> 4.00 | 1024 -> 5.00 |"
@@ -94,9 +94,10 @@ echo "== counters from a batch before the before/after marks: consecutive dumps"
 mkdir "$tmp/old" "$tmp/old/raw"
 printf '%s\n' "rep,backend,guest,load,keepalive,concurrency,requests,secs,rps,failed,non2xx,mean_ms,p99_ms,server_cpu_s,server_cpu_pct,listen_overflows,overflow,status" \
 	"1,tap,all,k1,1,1,100,1.000,100.0,0,0,1.000,2.000,1.00,100.0,0,0,ok" >"$tmp/old/runs.csv"
+printf '%s\n' "rep,backend,guest,boot_s,idle_cpu_pct,image_bytes,status" "1,tap,all,0.30,0.20,1500000,ok" >"$tmp/old/guests.csv"
 printf '%s\n' "# rep 1 backend tap guest all" "@ start" "net: frames in 0 (0 bytes) out 3 (0 bytes); polls 5, 0 with work" \
 	"@ k1" "net: frames in 0 (0 bytes) out 203 (0 bytes); polls 405, 0 with work" >"$tmp/old/raw/1-tap-all.counters"
-"$py" "$ROOT/bench/counters.py" "$tmp/old" >/dev/null || fail "counters.py on an old batch failed"
+bench_run summarise --no-chart "$tmp/old" >/dev/null || fail "summarise on an old batch failed"
 grep -q '^1,tap,7.2,none,all,k1,ab,100,,,,4.000,' "$tmp/old/counters.csv" || fail "old-format counters: $(cat "$tmp/old/counters.csv")"
 
 echo "== boot and idle"
@@ -122,7 +123,7 @@ for r in rows:
 w = csv.DictWriter(open(sys.argv[2], "w", newline=""), fieldnames=list(rows[0]))
 w.writeheader(); w.writerows(rows)
 PY
-	"$py" "$ROOT/bench/fixes.py" "$tmp/v" >/dev/null 2>&1 || fail "fixes.py failed on the changed runs"
+	bench_run summarise --kind fixes "$tmp/v" >/dev/null 2>&1 || fail "summarise failed on the changed runs"
 	md=$tmp/v/fixes.md
 }
 verdict_of 1260.0 # a rival's median at all's max: a tie
@@ -136,18 +137,18 @@ md=$tmp/fixes.md
 echo "== a committed batch's counters.csv.gz reads as its counters.csv"
 rm -rf "$tmp/gz" && mkdir "$tmp/gz" && cp "$tmp/runs.csv" "$tmp/guests.csv" "$tmp/meta.txt" "$tmp/gz/"
 gzip -c "$tmp/counters.csv" >"$tmp/gz/counters.csv.gz"
-"$py" "$ROOT/bench/fixes.py" --no-chart "$tmp/gz" >/dev/null 2>&1 || fail "fixes.py failed on counters.csv.gz"
-"$py" "$ROOT/bench/fixes.py" --no-chart "$tmp" >/dev/null 2>&1 || fail "fixes.py failed"
+bench_run summarise --kind fixes --no-chart "$tmp/gz" >/dev/null 2>&1 || fail "summarise failed on counters.csv.gz"
+bench_run summarise --kind fixes --no-chart "$tmp" >/dev/null 2>&1 || fail "summarise failed"
 diff <(grep -A3 '^## Counters' "$tmp/fixes.md") <(grep -A3 '^## Counters' "$tmp/gz/fixes.md") >/dev/null &&
 	grep -qF '| all | 4.00 | 5.00 |' "$tmp/gz/fixes.md" || fail "counters.csv.gz did not give the counters tables"
 
 echo "== the switch order is mk/variants.mk's"
 want=$(sed -n 's/^SWITCH_NAMES := //p' "$ROOT/mk/variants.mk")
-got=$(cd "$ROOT/bench" && "$py" -c 'import fixes; print(" ".join(s for s, _ in fixes.SWITCHES))')
-[ "$want" = "$got" ] || fail "bench/fixes.py SWITCHES ($got) differ from mk/variants.mk ($want)"
+got=$(cd "$ROOT/bench" && "$py" -c 'from runner.report import fixes; print(" ".join(s for s, _ in fixes.SWITCHES))')
+[ "$want" = "$got" ] || fail "bench/runner/report/fixes.py SWITCHES ($got) differ from mk/variants.mk ($want)"
 
 echo "== bad input"
 mkdir "$tmp/bad"
-"$py" "$ROOT/bench/fixes.py" "$tmp/bad" 2>"$tmp/err"; rc=$?
+bench_run summarise --kind fixes "$tmp/bad" 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -q 'runs.csv' "$tmp/err" || fail "missing CSV: exit $rc, $(cat "$tmp/err")"
 echo "all good"

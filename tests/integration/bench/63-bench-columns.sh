@@ -15,16 +15,13 @@ ROOT=${ROOT:-$(pwd)}
 bench_setup bench/columns
 md=$tmp/summary.md
 
-summarise() {
-	"$py" "$ROOT/bench/summarise.py" "$@" "$tmp" >"$tmp/stdout" 2>&1 || { cat "$tmp/stdout"; fail "summarise $* failed"; }
-}
 # row EMULATOR TEXT: the main table of emulator EMULATOR has the row TEXT.
 row() {
 	awk -v s="## back-end \`tap\`, QEMU $1, placement none, ab" '$0 == s { on = 1; next } /^#/ { on = 0 } on' "$md" |
 		contains -xF -- "$2" || fail "QEMU $1's main table lacks the row: $2"
 }
 
-summarise
+bench_summarise
 cat "$tmp/stdout"
 
 echo "== the header: a forced batch, its load average, the busy run"
@@ -79,7 +76,7 @@ if command -v gnuplot >/dev/null; then
 fi
 
 echo "== --include-busy: the busy run counts, marked b; the non-2xx run still does not"
-summarise --include-busy
+bench_summarise --include-busy
 has "Flagged busy: 1 of 30 runs (other processes took more than 10% of a core); counted anyway (--include-busy)."
 # uk k1 under 7.2: 6000 6600 7000 -> 6600, / 2200 = 3.00; CPU 150 140 130 -> 140.
 row 7.2 "| ab -k -c 1 | uk | 6600 (6000-7000) b | x3.00 | 140.0 (130.0-150.0) | x0.31 | 0.120 | 0.600 | 3/3 |"

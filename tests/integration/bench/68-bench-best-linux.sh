@@ -17,16 +17,13 @@ ROOT=${ROOT:-$(pwd)}
 bench_setup bench/best
 md=$tmp/summary.md
 
-summarise() {
-	"$py" "$ROOT/bench/summarise.py" --no-chart "$@" "$tmp" >"$tmp/stdout" 2>&1 || { cat "$tmp/stdout"; fail "summarise $* failed"; }
-}
 # best TEXT: the best-Linux table has the row TEXT.
 best() {
 	awk '/^## uk against the best Linux guest/ { on = 1; next } /^## / { on = 0 } on' "$md" |
 		contains -xF -- "$1" || fail "the best-Linux table lacks the row: $1"
 }
 
-summarise
+bench_summarise --no-chart
 cat "$tmp/stdout"
 
 echo "== at k1, linux-nginx: its rep 2 (9000 req/s, 5 non-2xx) does not count"
@@ -44,22 +41,22 @@ grep -q '^ab -c 16 *uk .*linux-tuned .*x8.00' "$tmp/stdout" || fail "the printed
 	fail "the best-Linux table should have 2 rows (uk at k1 and c16): native guests are not set against it"
 
 echo "== --include-busy: linux-epoll's 5000 counts, so it is the best at c16"
-summarise --include-busy
+bench_summarise --no-chart --include-busy
 # linux-epoll 900 5000 950 -> 950 > 940; 7520 / 950 = 7.92; CPU 210 / median(1000 300 900) = 0.233.
 best "| ab -c 16 | uk | 7520 (7000-8000) | linux-epoll | 950 (900-5000) b | x7.92 | x0.23 |"
 
 echo "== --ref linux-nginx: the main table's ratios change, the best-Linux table does not"
-summarise --ref linux-nginx
+bench_summarise --no-chart --ref linux-nginx
 has "| ab -k -c 1 | uk | 9900 (9000-10800) | x2.96 |"
 has "| ab -k -c 1 | linux-nginx | 3350 (3200-3500) [n=2/3] | ref |"
 best "| ab -k -c 1 | uk | 9900 (9000-10800) | linux-nginx | 3350 (3200-3500) [n=2/3] | x2.96 | x0.39 |"
-"$py" "$ROOT/bench/summarise.py" --no-chart --ref linux-nope "$tmp" >"$tmp/stdout" 2>&1
+bench_run summarise --no-chart --ref linux-nope "$tmp" >"$tmp/stdout" 2>&1
 rc=$?
 [ $rc = 2 ] && contains -F 'no such guest' <"$tmp/stdout" || fail "unknown --ref: exit $rc, $(cat "$tmp/stdout")"
 
 echo "== no Linux guest: no such table"
 awk -F, 'NR == 1 || $6 !~ /^linux/' "$fx/runs.csv" >"$tmp/runs.csv"
 awk -F, 'NR == 1 || $5 !~ /^linux/' "$fx/guests.csv" >"$tmp/guests.csv"
-summarise
+bench_summarise --no-chart
 contains -F 'against the best Linux guest' <"$md" && fail "a batch without Linux guests has a best-Linux table"
 echo "all good"

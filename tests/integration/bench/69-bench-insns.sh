@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 69-bench-insns: instructions per request in the benchmark's files and
-# reports, on synthetic data. First bench/loadrun.py's marks, against a
+# reports, on synthetic data. First runner/loadrun.py's marks, against a
 # stand-in plugin (a thread answering each label on a FIFO with a counts
 # line, as tools/plugin/insncount.c does): the row's instructions per request
 # are the difference of the two marks over the requests, outside the wait
@@ -22,7 +22,7 @@ bench_setup
 echo "== loadrun.py's marks against a stand-in plugin"
 PYTHONPATH=$ROOT/bench "$py" - "$tmp" <<'PY' || fail "the marks were misread"
 import os, sys, threading
-from loadrun import Insns, insns_fields, parse_mark
+from runner.loadrun import Insns, insns_fields, parse_mark
 tmp = sys.argv[1]
 
 def plugin(ctl, out, split):  # each label: the counts so far, 1,000,000 more each time
@@ -70,7 +70,7 @@ cp -r "$fx/raw" "$fx/guests.csv" "$fx/meta.txt" "$d/"
 # all-minus-writev c16 was busy (it counts); step1-timed-wait has no timed run.
 PYTHONPATH=$ROOT/bench "$py" - "$fx/runs.csv" "$d/runs.csv" <<'PY'
 import csv, sys
-from benchdata import RUN_FIELDS
+from runner.records import RUN_FIELDS
 rows = list(csv.DictReader(open(sys.argv[1])))
 nowait = {  # guest: {load: [rep 4, rep 5, rep 6]}
     "linux": {"k1": [30000, 31000, 32000], "c16": [100000, 101000, 102000]},
@@ -105,7 +105,7 @@ for r in rows:
     w.writerow(r)
 PY
 [ $? = 0 ] || fail "could not write the batch"
-"$py" "$ROOT/bench/fixes.py" --no-chart "$d" >"$tmp/stdout" 2>&1 || { cat "$tmp/stdout"; fail "fixes.py failed"; }
+bench_run summarise --kind fixes --no-chart "$d" >"$tmp/stdout" 2>&1 || { cat "$tmp/stdout"; fail "summarise failed"; }
 cat "$tmp/stdout"
 md=$d/fixes.md
 
@@ -152,7 +152,7 @@ w = csv.DictWriter(open(sys.argv[2], "w", newline=""), fieldnames=list(rows[0]),
 w.writeheader(); w.writerows(rows)
 PY
 	rm -rf "$tmp/v" && mkdir "$tmp/v" && cp "$d/guests.csv" "$d/meta.txt" "$tmp/v/" && cp "$tmp/v.csv" "$tmp/v/runs.csv"
-	"$py" "$ROOT/bench/fixes.py" --no-chart "$tmp/v" >/dev/null 2>&1 || fail "fixes.py failed on the changed runs"
+	bench_run summarise --kind fixes --no-chart "$tmp/v" >/dev/null 2>&1 || fail "summarise failed on the changed runs"
 	md=$tmp/v/fixes.md
 }
 verdict_with 40000 40100 40300 # a rival's median within all's runs (40000-40400): a tie
@@ -168,7 +168,7 @@ grep -qF "rep 6 tap step2-writev k1 (under the plugin): errors, 2 failed" "$md" 
 grep -F "rep 5 tap all-minus-writev c16" "$md" && fail "the busy plugin run is listed"
 
 echo "== summary.md: instr/req beside req/s, and the section"
-"$py" "$ROOT/bench/summarise.py" --no-chart "$d" >"$tmp/sum" 2>&1 || { cat "$tmp/sum"; fail "summarise.py failed"; }
+bench_run summarise --no-chart "$d" >"$tmp/sum" 2>&1 || { cat "$tmp/sum"; fail "summarise failed"; }
 sm=$d/summary.md
 grep -qF "| load | guest | req/s | x linux | instr/req | x linux | CPU us/req | x linux | p50 ms | p99 ms | runs |" "$sm" ||
 	fail "summary.md's main table has no instr/req column"
@@ -188,7 +188,7 @@ grep -qF "3 repetition(s)." "$sm" || fail "the plugin's repetitions were counted
 echo "== a batch under the plugin only (REPS=0): a verdict on instructions alone"
 rm -rf "$tmp/only" && mkdir "$tmp/only" && cp "$d/guests.csv" "$d/meta.txt" "$tmp/only/"
 { head -n1 "$d/runs.csv"; awk -F, 'NR > 1 && $1 >= 4' "$d/runs.csv"; } >"$tmp/only/runs.csv"
-"$py" "$ROOT/bench/fixes.py" --no-chart "$tmp/only" >/dev/null 2>&1 || fail "fixes.py failed on a batch under the plugin only"
+bench_run summarise --kind fixes --no-chart "$tmp/only" >/dev/null 2>&1 || fail "summarise failed on a batch under the plugin only"
 grep -qxF "Verdict: no clean timed run to judge." "$tmp/only/fixes.md" || fail "a batch without timed runs got a requests/s verdict"
 grep -qxF "Verdict on instructions: held at every load." "$tmp/only/fixes.md" || fail "no verdict on instructions alone"
 grep -qxF "| linux | - | 31000 (30000-32000) | - | 101000 (100000-102000) |" "$tmp/only/fixes.md" ||
@@ -196,7 +196,7 @@ grep -qxF "| linux | - | 31000 (30000-32000) | - | 101000 (100000-102000) |" "$t
 
 echo "== a batch without the plugin: no instruction column"
 rm -rf "$tmp/plain" && mkdir "$tmp/plain" && cp "$fx/runs.csv" "$fx/guests.csv" "$fx/meta.txt" "$tmp/plain/"
-"$py" "$ROOT/bench/fixes.py" --no-chart "$tmp/plain" >/dev/null 2>&1 || fail "fixes.py failed on the plain batch"
+bench_run summarise --kind fixes --no-chart "$tmp/plain" >/dev/null 2>&1 || fail "summarise failed on the plain batch"
 grep -qxF "| step | k1 | c16 |" "$tmp/plain/fixes.md" || fail "a batch without the plugin got instruction columns"
 grep -q "instr/req\|Verdict on instructions" "$tmp/plain/fixes.md" && fail "a batch without the plugin mentions instructions"
 echo "all good"

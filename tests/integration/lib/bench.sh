@@ -6,6 +6,10 @@
 #                           exit; with FIXTURE, fx = tests/fixtures/FIXTURE and
 #                           its batch (runs.csv, guests.csv, meta.txt, and
 #                           raw/ where it has one) copied into $tmp
+#   bench_run ARGS...       bench/run ARGS under $py (bench_run summarise DIR:
+#                           every table of the batch in DIR)
+#   bench_summarise [ARG...]   bench/run summarise ARG... $tmp, its output in
+#                           $tmp/stdout; the test fails if it fails
 #   has TEXT                some line of the report $md holds TEXT (fixed string)
 #   has_row LINE            a line of the report $md is LINE (a table's row)
 #   is_png FILE             where gnuplot is installed (without it the scripts
@@ -19,6 +23,12 @@ bench_setup() {
 	fx=$ROOT/tests/fixtures/$1
 	cp "$fx/runs.csv" "$fx/guests.csv" "$fx/meta.txt" "$tmp/" || fail "no batch in $fx"
 	[ ! -d "$fx/raw" ] || cp -r "$fx/raw" "$tmp/" || fail "cannot copy $fx/raw"
+}
+
+bench_run() { "$py" "$ROOT/bench/run" "$@"; }
+
+bench_summarise() {
+	bench_run summarise "$@" "$tmp" >"$tmp/stdout" 2>&1 || { cat "$tmp/stdout"; fail "summarise $* failed"; }
 }
 
 has() { grep -qF -- "$1" "$md" || fail "$(basename "$md") lacks: $1"; }
