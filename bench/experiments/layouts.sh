@@ -18,7 +18,7 @@
 # for make bench that alternates them all, e.g.
 #   make bench GUESTS="$(bench/experiments/layouts.sh pre=8f9c8ce now=HEAD | tail -1)" \
 #       BACKENDS=tap REPS=3 IDLE_SECS=0
-# and bench/experiments/layouts.py then reads the batch per commit.
+# and `bench/run experiment layouts RESULTS_DIR` then reads the batch per commit.
 # Builds only: run it before a batch, never during one.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""plugin-cost: what the instruction-counting plugin costs a guest. Boots the
+"""plugin_cost.py: what the instruction-counting plugin costs a guest. Boots the
 guest BOOTS times without the plugin and BOOTS times with it (tools/qemu-run
 --count), alternating, on QEMU's user networking, and runs the same fixed
 loads in each boot (ab -k -c 1 -n N_KEEP, then ab -c 1 -n N_NEW); prints per
@@ -7,7 +6,7 @@ run the requests/s and QEMU's CPU per request (the whole process, from
 /proc/PID/stat), then per load the medians of both modes and their ratio.
 Alternating boots share the host's drift; the ratio is the plugin's cost.
 
-    bench/experiments/plugin-cost.py [NAME=VALUE...]
+    bench/run experiment plugin-cost [NAME=VALUE...]
       GUEST   uk (build/apps/httpd-all.elf) or linux (build/linux/*)  default: uk
       BOOTS   boots of each mode                                       default: 3
       N_KEEP  requests of the keep-alive load                          default: 20000
@@ -22,9 +21,8 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools", "lib"))
-from guest import Guest  # noqa: E402
+from ..guest import Guest
+from . import ROOT
 
 NET = "ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"  # slirp's defaults
 
@@ -73,8 +71,14 @@ def boot(guest, counted, tmp, port):
     return out
 
 
-def main():
+def main(argv):
     global N_KEEP, N_NEW
+    for arg in argv:  # NAME=VALUE: as if in the environment
+        if "=" not in arg:
+            print(__doc__, file=sys.stderr)
+            return 2
+        k, v = arg.split("=", 1)
+        os.environ[k] = v
     guest = os.environ.get("GUEST", "uk")
     try:
         boots, N_KEEP, N_NEW = (int(os.environ.get(k, d)) for k, d in
@@ -103,6 +107,3 @@ def main():
               f"CPU per request {c0:.1f} -> {c1:.1f} us (x{c1 / c0:.2f})")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """hostevents.py: what the host did per request in a batch run with
 bench/experiments/hostevents/ab first on PATH, as counts.
 
-    bench/experiments/hostevents.py RESULTS_DIR
+    bench/run experiment hostevents RESULTS_DIR
 
 Each load run of such a batch left RAW.hostevents (perf stat -a around ab,
 every host CPU): context switches, wake-ups, system calls (all, and those of
@@ -10,7 +9,7 @@ QEMU's main loop and ab by name) and softirqs. This joins them with
 runs.csv into RESULTS_DIR/hostevents.csv (raw/ is not kept in git; the
 csv is, and is read when raw/ has no such files) and prints, per guest (or
 per commit, for layouts.sh's NAME-pPAD guests) and load, the median count
-per completed request over the runs that count (bench/benchdata.py's
+per completed request over the runs that count (records.py's
 rule), with the requests/s of those runs beside. Time on the shared host
 moves with its neighbours and with where a guest's code lands; these
 counts move mostly with what the guest makes the host do (notifies that
@@ -24,11 +23,9 @@ import os
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchdata import LOADS, Stat, counts, num, read_runs  # noqa: E402
-from fixes import console_name  # noqa: E402
-from layouts import layout_of  # noqa: E402
+from ..records import LOADS, console_name, counts, num, read_runs
+from ..report.tables import Stat
+from .layouts import layout_of
 
 # perf's event names, shortened as the table heads them.
 EVENTS = [("sched:sched_switch", "switches"), ("sched:sched_wakeup", "wakeups"),
@@ -79,9 +76,10 @@ def from_csv(folder):
 
 
 def main(argv):
-    if len(argv) != 2:
-        sys.exit(__doc__)
-    folder = argv[1]
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    folder = argv[0]
     host = from_raw(folder) or from_csv(folder)
     per_req = defaultdict(lambda: defaultdict(list))  # (group, load) -> event -> [count/request]
     rps = defaultdict(list)
@@ -102,8 +100,9 @@ def main(argv):
         for event, _ in EVENTS:
             per_req[key][event].append(events.get(event, 0) / requests)
     if not per_req:
-        sys.exit(f"hostevents: no raw/*.hostevents nor hostevents.csv for the runs of {folder} "
-                 "(was bench/experiments/hostevents first on PATH?)")
+        print(f"hostevents: no raw/*.hostevents nor hostevents.csv for the runs of {folder} "
+              "(was bench/experiments/hostevents first on PATH?)", file=sys.stderr)
+        return 1
     print(f"Host events per request (perf stat -a around ab), median over runs; "
           f"runs that count without a file: {missing}\n")
     print("| load | guest | runs | req/s | " + " | ".join(n for _, n in EVENTS) + " |")
@@ -115,7 +114,5 @@ def main(argv):
                 continue
             cells = [f"{Stat(per_req[key][e]).median:.2f}" for e, _ in EVENTS]
             print(f"| {load} | {group} | {len(rps[key])} | {Stat(rps[key]).fmt()} | " + " | ".join(cells) + " |")
+    return 0
 
-
-if __name__ == "__main__":
-    main(sys.argv)

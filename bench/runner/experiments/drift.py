@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""drift-experiment: issue 11's experiment on how much one build's speed moves
+"""drift.py: issue 11's experiment on how much one build's speed moves
 with nothing but time. Boots each image in turn (alternating, BOOTS times) on
 the tap back-end with the benchmark's placement (the vCPU thread alone on one
 core, QEMU's other threads and ab on the other) and runs the same load RUNS
@@ -10,7 +9,7 @@ QEMU's vCPU and main-loop threads; with PROBE=1 also bench/hostprobe's 8 MiB
 working set on the vCPU's core right before and after the run (the guest
 idles meanwhile). NOT for a loaded host: run it with nothing else running.
 
-    bench/experiments/drift.py [NAME=VALUE...]
+    bench/run experiment drift [NAME=VALUE...]
       GUESTS     NAME=IMAGE[:KERNEL-OPTIONS] ...  default: all=build/apps/httpd-all.elf
                  e.g. "all=build/apps/httpd-all.elf nobatch=build/apps/httpd-all.elf:vnet_tx_batch=0"
       LOAD       kN (ab -k -c N) or cN (ab -c N)  default: k64
@@ -27,20 +26,15 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools", "lib"))
-from guest import Guest as QemuGuest  # noqa: E402
+from .. import hostlib, placement
+from ..guest import Guest as QemuGuest
+from . import ROOT
+
 GUEST_IP, HOST_IP, MASK, PORT = "192.0.2.2", "192.0.2.1", "255.255.255.0", 8080
 
 
 def setting(name, default):
     return os.environ.get(name, default)
-
-
-def sh(script, check=True):
-    """Runs bash with the benchmark's helpers sourced."""
-    full = f"cd {ROOT} && . tools/lib/netns.sh && . bench/placement.sh && {script}"
-    return subprocess.run(["bash", "-c", full], check=check, capture_output=True, text=True)
 
 
 def thread_cpu(pid):
@@ -64,7 +58,8 @@ class Guest(QemuGuest):
     def __init__(self, ns, image, opts, workdir, vcpu_core, io_core):
         self.ns = ns
         self.console = os.path.join(workdir, "console")
-        sh(f"netns_create {ns}")
+        if not hostlib.netns_create(ns):
+            raise SystemExit(f"drift-experiment: cannot create the namespace {ns} (root? /dev/net/tun?)")
         append = f"ip={GUEST_IP} gw={HOST_IP} mask={MASK} {opts} -- -p {PORT} -q -s"
         cmd = ["ip", "netns", "exec", ns, "taskset", "-c", io_core, f"{ROOT}/tools/qemu-run", "--net", "tap",
                "--tap", "tap0", "--timeout", "900", "--append", append, f"{ROOT}/build/loader/loader.elf", image]
@@ -73,9 +68,11 @@ class Guest(QemuGuest):
         if self.pid is None:
             self.kill()
             raise SystemExit("drift-experiment: QEMU did not start (see " + self.console + ")")
-        pin = sh(f"PL_VCPU={vcpu_core}; placement_pin_vcpu {self.pid}", check=False)
-        if pin.returncode:
-            raise SystemExit(f"drift-experiment: pinning the vCPU failed: {pin.stdout}{pin.stderr}")
+        try:
+            placement.pin_vcpu(self.pid, int(vcpu_core))
+        except OSError as e:
+            self.stop()
+            raise SystemExit(f"drift-experiment: pinning the vCPU failed: {e}") from e
         if not self.wait_http(f"http://{GUEST_IP}:{PORT}/", 60, ["ip", "netns", "exec", ns]):
             raise SystemExit("drift-experiment: the guest did not answer (see " + self.console + ")")
 
@@ -110,7 +107,7 @@ class Guest(QemuGuest):
         self.curl("__shutdown")
         if self.wait_exit(10) is None:
             self.kill()
-        sh(f"netns_destroy {self.ns}", check=False)
+        hostlib.netns_destroy(self.ns)
 
 
 def probe(core):
@@ -120,8 +117,8 @@ def probe(core):
     return m.group(1) if m else "-"
 
 
-def main():
-    for arg in sys.argv[1:]:
+def main(argv):
+    for arg in argv:
         if "=" not in arg:
             print(__doc__, file=sys.stderr)
             return 2
@@ -172,6 +169,3 @@ def main():
                 g.stop()
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

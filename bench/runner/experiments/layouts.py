@@ -1,11 +1,11 @@
-#!/usr/bin/env python3
-"""layouts.py: reads a make bench batch of images built by layouts.sh
-(guests NAME-pPAD) per commit rather than per image.
+"""layouts.py: reads an http batch (make bench) of images built by
+bench/experiments/layouts.sh (guests NAME-pPAD) per commit rather than per
+image.
 
-    bench/experiments/layouts.py RESULTS_DIR [--max-steal PCT]
+    bench/run experiment layouts RESULTS_DIR [--max-steal PCT]
 
 For each commit and load: the median requests/s of each layout over the
-runs that count (bench/benchdata.py's rule, and the host's steal at most
+runs that count (records.py's rule, and the host's steal at most
 --max-steal, default 10%), then the median of those medians, their range,
 and the ratio to the first commit's; and instructions per request outside
 the wait where the batch counted them (COUNT=1), which no layout changes.
@@ -21,14 +21,13 @@ interval of that median (seeded: the same batch prints the same
 interval). A commit is slower than the first at a load only if the whole
 interval lies below 1, faster only if above. Standard library only.
 """
-import os
 import random
 import re
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from benchdata import LOADS, Stat, counts, counts_insns, fmt_ratio, num, read_runs  # noqa: E402
+from ..records import LOADS, counts, counts_insns, num, read_runs
+from ..report.tables import Stat, fmt_ratio
 
 
 def layout_of(guest):
@@ -45,9 +44,10 @@ def table(commits, loads, cell):
 
 
 def main(argv):
-    if len(argv) < 2:
-        sys.exit(__doc__)
-    folder = argv[1]
+    if not argv or argv[0].startswith("-"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    folder = argv[0]
     max_steal = float(argv[argv.index("--max-steal") + 1]) if "--max-steal" in argv else 10.0
     rps = defaultdict(list)      # (commit, pad, load) -> requests/s of the runs that count
     timed = {}                   # (commit, pad, rep, load) -> requests/s of a run that counts
@@ -67,7 +67,8 @@ def main(argv):
         else:
             left_out += 1
     if not commits:
-        sys.exit(f"layouts: no NAME-pPAD guests in {folder}/runs.csv")
+        print(f"layouts: no NAME-pPAD guests in {folder}/runs.csv", file=sys.stderr)
+        return 1
 
     def layouts(commit, load):   # each layout's median requests/s
         return Stat([Stat(v).median for (c, _, l), v in rps.items() if c == commit and l == load])
@@ -94,6 +95,7 @@ def main(argv):
         print("\nInstructions per request outside the wait (the runs under the plugin):\n")
         table(commits, [l for l in LOADS if any(k[1] == l for k in insns)],
               lambda c, l: Stat(insns.get((c, l), [])).fmt())
+    return 0
 
 
 def paired_cell(timed, ref, commit, load, resamples=4000):
@@ -111,6 +113,3 @@ def paired_cell(timed, ref, commit, load, resamples=4000):
     verdict = " slower" if high < 1 else " faster" if low > 1 else ""
     return (f"x{Stat(ratios).median:.3f} [{low:.3f}-{high:.3f}], {len(ratios)}{verdict}")
 
-
-if __name__ == "__main__":
-    main(sys.argv)
