@@ -28,7 +28,7 @@
  * wait, spins briefly, then parks with the receive interrupt on, so an idle
  * floor costs no CPU. The kernel prints the registered counters at exit and
  * on Ctrl-T (0x14) on the console: the floor's line, the driver's, the
- * kernel's, in the `prefix: label N, ...` form bench/runner/counters.py
+ * kernel's, in the `prefix: label N, ...` form bench/runner/report/counters.py
  * reads.
  */
 #include <signal.h>
