@@ -47,6 +47,7 @@ class Workload:
         s = spec
         self.build = os.environ.get("BUILD", "build")
         self.uk_httpd = s.str("UK_HTTPD") or f"{self.build}/apps/httpd-all.elf"
+        self.uk_floor = s.str("UK_FLOOR") or f"{self.build}/apps/floor-all.elf"
         self.reps = s.int("REPS", 0, 50)
         self.count = s.choice("COUNT", ("0", "1")) == "1"
         self.count_reps = s.int("COUNT_REPS", 1, 50) if self.count else 0
@@ -88,14 +89,14 @@ class Workload:
 
     # ---- settings --------------------------------------------------------
     def resolve_guests(self, specs):
-        env = {"UK_HTTPD": self.uk_httpd, "BUILD": self.build}
+        env = {"UK_HTTPD": self.uk_httpd, "UK_FLOOR": self.uk_floor, "BUILD": self.build}
         if not specs:
-            specs = ["linux", "native"]
-            if os.path.isfile(self.uk_httpd) and os.path.isfile(f"{self.build}/loader/loader.elf"):
-                specs = ["linux", "uk", "native"]
-            else:
-                print(f"bench: no {self.uk_httpd} (make VARIANT=all; make bench builds it): the unikernel is "
-                      "left out")
+            # The unikernel and the floor when built (make bench builds them).
+            have = [n for n, image in (("uk", self.uk_httpd), ("floor", self.uk_floor)) if os.path.isfile(image)]
+            if os.path.isfile(f"{self.build}/loader/loader.elf") and len(have) < 2:
+                print(f"bench: no {self.uk_httpd} or {self.uk_floor} (make VARIANT=all; make bench builds them): "
+                      f"running {' '.join(have) or 'neither'} of uk and floor")
+            specs = ["linux"] + (have if os.path.isfile(f"{self.build}/loader/loader.elf") else []) + ["native"]
         out = {}
         for g in specs:
             try:
