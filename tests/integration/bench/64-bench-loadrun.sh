@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 64-bench-loadrun: bench/loadrun.py, the part of the benchmark that runs one
+# 64-bench-loadrun: bench/runner/loadrun.py, the part of the benchmark that runs one
 # load and measures it. First its readers of ab's and wrk's reports, on fixed
 # texts (failed and non-2xx counts, ab's -e percentiles, wrk's units us, ms,
 # s and m, its socket errors); then a real run against the host's httpd with
@@ -8,7 +8,8 @@
 # guest's does. The row must carry the requests, CPU per request (from the
 # server's own CPU time) and the load generator's CPU, and the counters file
 # a dump right before and right after the load, each with its bound, paired
-# by bench/counters.py into one delta. No QEMU; nothing depends on speed.
+# by the counters report (runner/report/counters.py) into one delta. No
+# QEMU; nothing depends on speed.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
 . "$ROOT/tests/integration/lib/net.sh"
@@ -19,7 +20,7 @@ trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; [ -n "$responder" ] && kill "$re
 
 echo "== ab's and wrk's reports"
 PYTHONPATH=$ROOT/bench "$py" - <<'PY' || fail "a report was misread"
-from loadrun import parse_ab, parse_wrk, wrk_ms, ab_argv, wrk_argv
+from runner.loadrun import parse_ab, parse_wrk, wrk_ms, ab_argv, wrk_argv
 ab = """Concurrency Level:      8
 Time taken for tests:   4.002 seconds
 Complete requests:      12000
@@ -92,12 +93,12 @@ while True:
 PY
 responder=$!
 mkdir "$tmp/raw"
-"$py" "$ROOT/bench/benchdata.py" header runs >"$tmp/runs.csv"
+PYTHONPATH=$ROOT/bench "$py" -c 'from runner.records import RUN_FIELDS; print(",".join(RUN_FIELDS))' >"$tmp/runs.csv"
 for g in ab wrk; do
-	"$py" "$ROOT/bench/loadrun.py" --csv "$tmp/runs.csv" --key 1,user,host,none,native --loadgen $g --load k1 \
+	"$ROOT/bench/run" loadrun --csv "$tmp/runs.csv" --key 1,user,host,none,native --loadgen $g --load k1 \
 		--secs 1 --url "http://127.0.0.1:$port/" --raw "$tmp/r-$g" --server-pid "$srv" \
 		--console "$tmp/console" --console-in "$tmp/in" --counters "$tmp/raw/1-user-host-none-native.counters" \
-		>"$tmp/log-$g" 2>&1 || { cat "$tmp/log-$g"; fail "loadrun.py ($g) failed"; }
+		>"$tmp/log-$g" 2>&1 || { cat "$tmp/log-$g"; fail "bench/run loadrun ($g) failed"; }
 	cat "$tmp/log-$g"
 done
 cat "$tmp/runs.csv"
@@ -119,7 +120,8 @@ cat "$c"
 head -n1 "$c" | contains -x '# rep 1 backend user emulator host placement none guest native' || fail "counters header"
 [ "$(grep -cE '^@ k1 (ab|wrk) (before|after) [0-9]+\.[0-9]$' "$c")" = 4 ] || fail "expected 4 marks: before and after each load"
 exec {keep}>&-
-"$py" "$ROOT/bench/counters.py" "$tmp" || fail "counters.py failed"
+PYTHONPATH=$ROOT/bench "$py" -c 'import sys; from runner.report.counters import write_csv; write_csv(sys.argv[1])' "$tmp" ||
+	fail "the counters' reader failed"
 cat "$tmp/counters.csv"
 # Each load's delta is one responder step (100000 polls): the dump after a load and the
 # one before the next are two snapshots, and the step between them is not the load's.
