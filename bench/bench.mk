@@ -1,76 +1,25 @@
-# bench.mk: the Linux guest and the benchmark (`make bench`).
+# bench.mk: the benchmark's guests and targets. Every batch is a spec of the
+# one runner, bench/run (bench/specs/NAME.toml names its settings and their
+# defaults; docs/benchmarks.md explains each batch and how to read it):
 #
-#   make linux-guest     Debian's kernel + our initramfs (init, httpd, httpd-epoll,
-#                        virtio modules). The kernel is booted as the ELF inside
-#                        the bzImage (QEMU's PVH entry): see
-#                        bench/linux/extract-vmlinux.py for why.
-#   make linux-nginx-guest   the same kernel with initrd-nginx.img: Debian's nginx
-#                        and its libraries, run by bench/nginx/nginx-run
-#                        (docs/linux-guests.md)
-#   make bench           the full benchmark (bench/run bench: bench/specs/bench.toml; ~20 min here): the
-#                        Linux guest, the unikernel (build/apps/httpd-all.elf: the
-#                        `all` variant, a release build like every variant, so
-#                        one table compares images built with the same flags)
-#                        and the native server; refuses to start on a busy host
-#                        (MAX_LOAD, FORCE=1: bench/runner/guard.py)
-#   make bench QUICK=1   one short repetition: a smoke run of a few minutes
-#   make bench-quick     the same
-#   make bench-summary DIR=bench/results/<timestamp>   every table of a batch
-#                        again (bench/run summarise DIR; REF=GUEST the ratios'
-#                        reference, INCLUDE_BUSY=1: busy runs count in medians too)
-#   make test-qemu10     a few integration tests under QEMU 10 (fetches it)
-#   make bench-fixes     what each fix is worth: the Linux guest and the named
-#                        variants (mk/variants.mk) through the six loads, tap
-#                        back-end (BACKENDS="tap user" for both), REPS=15,
-#                        LOAD_SECS=1, builds alternating in each repetition
-#                        (many short boots, not a few long ones: this host's
-#                        speed drifts by 2x over seconds whatever the build,
-#                        and with 3 boots a build that does the same work as
-#                        `all` beats `all`'s fastest boot one time in five;
-#                        with 15, about one in 900);
-#                        fixes.md (steps, leave-one-out, the write-up's ideas,
-#                        the write-up's figures beside ours, where a request's
-#                        time goes), counters.csv, trace.md, fixes.png in
-#                        bench/results/fixes-<timestamp> (bench/runner/report/fixes.py).
-#                        FIXES_SET=steps (linux, baseline, the steps, all),
-#                        loo (linux, all, all-minus-*), ideas (linux, all,
-#                        idea-*) or all (every one of them, the default: 27
-#                        guests, about 55 min here). fixes.md
-#                        opens with the verdict: is `all` at least as fast
-#                        as baseline, every step and every all-minus build
-#                        at every load, and idle at or below 0.5%?
-#   make bench-fixes QUICK=1   smoke run: linux, baseline, all; tap; 1 rep;
-#                        loads k64 c16; about 2 minutes
-#   make bench-fixes-report DIR=...   counters.csv, trace.md and fixes.md (and
-#                        summary.md) again: bench/run summarise --kind fixes DIR
-#   make soak            the long run (bench/run soak): 1,000,000 keep-alive requests
-#                        (ab -k, -c 8 and 64) and 100,000 new connections (-c 16)
-#                        against build/apps/httpd.elf on tap; fails on any failed
-#                        request or any pool (lwIP memp, lwIP heap, sockets,
-#                        descriptors, malloc bytes, heap high-water) that is not
-#                        back at its after-warm-up value once idle again (the
-#                        heap's break at idle: within malloc's 128 KiB trim
-#                        slack); report.md in bench/results/soak-<timestamp>
-#                        (a few minutes here). SOAK_KEEPALIVE, SOAK_NEW,
-#                        SOAK_CONC_K, SOAK_CONC_N, SOAK_TIMEOUT (per ab run),
-#                        SOAK_SETTLE, SOAK_SETTLE_MAX, SOAK_WARM_ROUNDS,
-#                        SOAK_HEADROOM, SOAK_TRIM_SLACK and SOAK_OUT become
-#                        the settings of those names (bench/specs/soak.toml).
-#                        `make test` runs a short one (test 36).
-#   make bench COUNT=1, make bench-fixes COUNT=1   and, after the timed
-#                        repetitions, COUNT_REPS (default 3) under the
-#                        instruction-counting plugin (tools/plugin, built
-#                        first), every QEMU guest, each load after COUNT_WARMUP
-#                        (default 3) seconds of itself: instructions per
-#                        request beside requests/s in runs.csv, summary.md and
-#                        fixes.md (docs/instruction-counts.md)
-# Settings (bench/specs/bench.toml names each) pass through to bench/run: GUESTS (e.g. "linux linux-tuned uk
-# native"), BACKENDS (tap user passt), EMULATORS ("7.2 10"), PLACEMENTS ("none vcpu0
-# vcpu1") or PIN, PIN_CORES, LOADGEN ("ab wrk"), REPS, LOAD_SECS, IDLE_SECS,
-# LOADS, REF, OUT, MAX_LOAD, FORCE, LOADAVG_FILE, BUSY_PCT, INCLUDE_BUSY,
-# WRK_THREADS, UK_HTTPD, UK_FLOOR, ORDER, COUNT, COUNT_REPS, COUNT_WARMUP. QEMU=7.2|10|PATH
-# (make run, make test, make bench) reaches tools/qemu-run through the
-# environment.
+#   make bench             httpd in each guest under ab/wrk (spec bench; ~20 min
+#                          here; QUICK=1 or make bench-quick: a smoke run)
+#   make bench-fixes       what each design switch is worth (spec fixes;
+#                          FIXES_SET=steps|loo|ideas|all picks the variants)
+#   make bench-bulk        iperf3 and large HTTP bodies (spec bulk)
+#   make soak              a long run that must fail and leak nothing (spec soak;
+#                          SOAK_X sets its X)
+#   make bench-kvm, bench-costs, kvm-stress   the nested-KVM batches
+#                          (tools/nested/nested.mk; specs kvm, costs, kvm-stress)
+#   make bench-summary DIR=...   every table of a batch again (bench/run summarise)
+#   make linux-guest, linux-nginx-guest, linux-iperf-guest   the Linux guests
+#                          (docs/linux-guests.md)
+#   make test-qemu10       the integration tests that exercise the emulator,
+#                          under QEMU 10
+# A setting given to make (`make bench REPS=3 GUESTS="linux uk"`) reaches the
+# spec through the environment; COUNT=1 builds the instruction-counting
+# plugin first. QEMU=7.2|10|PATH (make run, make test, make bench) reaches
+# tools/qemu-run the same way.
 
 # costs: what each primitive the design trades costs under what runs it
 # (make bench-costs; built by `all`, so the build checks it).
@@ -230,7 +179,7 @@ SOAK_ENV = $(strip BUILD=$(BUILD) $(foreach v,$(SOAK_SETTINGS),$(if $(SOAK_$(v))
 soak: all
 	$(SOAK_ENV) bench/run soak
 
-# ---- the Linux guest for iperf (bench/run-bulk, test 49) -------------------
+# ---- the Linux guest for iperf (bench/run bulk, test 49) -------------------
 #   make linux-iperf-guest   the same kernel, init and httpd, and the iperf3
 # servers (ours, and Debian's with its libraries; init's app= picks one) in
 # an initramfs of its own, so the HTTP benchmark's guest stays as it was:
@@ -248,29 +197,10 @@ linux-iperf-guest: $(LINUX_KERNEL) $(LINUX_IPERF_INITRD)
 TEST_DEPS += linux-iperf-guest
 
 # ---- bulk transfers: iperf3 (and ab -k on big bodies) against each guest ---
-#   make bench-bulk          bench/run-bulk: iperf3 -c from the host against
-#                            each guest on tap: one stream up, one down (-R),
-#                            four streams (-P 4), 256-byte writes with -N,
-#                            and ab -k on 64 KiB (-c 8) and 1 MiB (-c 1)
-#                            bodies from httpd; the unikernel's images are
-#                            release builds (VARIANT=all, as make bench's),
-#                            every guest's flags in meta.txt;
-#                            10 s each, REPS=3 with the guests alternating in
-#                            each repetition; Gbit/s and host CPU seconds
-#                            (QEMU's) per GB moved, medians (min-max), in
-#                            bench/results/bulk-<timestamp>/ (runs.csv,
-#                            meta.txt, summary.md, raw/). About 15 min here
-#                            for the default guests: uk, linux (our server),
-#                            linux-iperf3 (Debian's iperf3 -s), native.
-#   make bench-bulk QUICK=1  smoke run: 1 repetition, 2 s per load (~2.5 min)
-# Settings pass through to bench/run-bulk: GUESTS ([NAME=]BASE[+KOPT...]: per
-# guest kernel options), LOADS (up down p4 small), HTTP_LOADS (ab -k against
-# httpd, BYTES:CONCURRENCY words, default "65536:8 1048576:1", none for none),
-# HTTP_PATH (default /bytes/%s), REPS, SECS, WARMUP, KICKS (1: QEMU traces
-# every guest's kicks and interrupts; 0: not), OUT.
-BULK_ENV = BUILD=$(BUILD) $(foreach v,QUICK GUESTS LOADS HTTP_LOADS HTTP_PATH REPS SECS WARMUP KICKS OUT MAX_LOAD FORCE LOADAVG_FILE,$(if $($(v)),$(v)='$($(v))'))
+# bench/specs/bulk.toml has the settings; only those given are passed.
+BULK_ENV = BUILD=$(BUILD) $(foreach v,QUICK GUESTS LOADS HTTP_LOADS HTTP_PATH REPS SECS WARMUP KICKS OUT MAX_LOAD FORCE LOADAVG_FILE UK_IPERF UK_HTTPD BOOT_TIMEOUT,$(if $($(v)),$(v)='$($(v))'))
 
 .PHONY: bench-bulk
 bench-bulk: all $(IPERF_HOST) $(IPERF_HOST).flags $(HTTPD_HOST) $(HTTPD_HOST).flags linux-iperf-guest
 	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
-	$(BULK_ENV) bench/run-bulk
+	$(BULK_ENV) bench/run bulk
