@@ -137,7 +137,7 @@ def parse_line(line):
             words = []
         elif t.endswith(":"):  # a sub-heading: "drops: rx no-pbuf N"
             words, run_head = [], ""
-        elif re.fullmatch(r"[A-Za-z_][\w-]*", t):
+        elif re.fullmatch(r"[A-Za-z_][\w-]*(/[A-Za-z_][\w-]*)*", t):  # PBUF_REF/ROM is a name
             words.append(t)
         else:  # 0x1f, 0/0, addresses: neither a counter nor a label
             words = []

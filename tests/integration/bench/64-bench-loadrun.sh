@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# 64-bench-loadrun: bench/runner/loadrun.py, the part of the benchmark that runs one
-# load and measures it. First its readers of ab's and wrk's reports, on fixed
-# texts (failed and non-2xx counts, ab's -e percentiles, wrk's units us, ms,
-# s and m, its socket errors); then a real run against the host's httpd with
-# a stand-in guest console: a responder that answers each Ctrl-T on a fifo
-# with a counters dump whose poll counter has moved on, as a busy-polling
-# guest's does. The row must carry the requests, CPU per request (from the
-# server's own CPU time) and the load generator's CPU, and the counters file
-# a dump right before and right after the load, each with its bound, paired
-# by the counters report (runner/report/counters.py) into one delta. No
-# QEMU; nothing depends on speed.
+# 64-bench-loadrun: bench/runner/loadrun.py, the part of the benchmark that
+# runs one load and measures it. First its readers of ab's and wrk's reports,
+# on fixed texts (failed and non-2xx counts, ab's -e percentiles, wrk's units
+# us, ms, s and m, its socket errors) and the kernel's pools line; then a real
+# run against the host's httpd with a stand-in guest console: a responder that
+# answers each Ctrl-T on a fifo with a counters dump whose poll counter has
+# moved on, as a busy-polling guest's does. The row must carry the requests,
+# CPU per request (from the server's own CPU time) and the load generator's
+# CPU, and the counters file a dump right before and right after the load,
+# each with its bound, paired by the counters report
+# (runner/report/counters.py) into one delta. No QEMU; nothing depends on
+# speed.
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
 . "$ROOT/tests/integration/lib/net.sh"
@@ -63,6 +64,11 @@ assert wrk_ms("3.00ms") == 3.0 and wrk_ms("2.50s") == 2500.0
 assert ab_argv("k8", 4, "U", "P")[5:7] == ["-k", "-c"] and "-k" not in ab_argv("c16", 4, "U", "P")
 assert "Connection: close" in wrk_argv("c16", 4, "U") and "Connection: close" not in wrk_argv("k8", 4, "U")
 assert wrk_argv("k1", 4, "U")[1:5] == ["-t", "1", "-c", "1"]
+# The kernel's pools line (net/stats.c): lwIP's pool names, PBUF_REF/ROM's slash included.
+from runner.report.counters import parse_line
+got = dict(parse_line("pools: TCP_SEG 0 PBUF_REF/ROM 3 PBUF_POOL 4; lwip-heap 100; fds 4"))
+assert got == {"pools.tcp_seg": 0, "pools.pbuf_ref_rom": 3, "pools.pbuf_pool": 4, "pools.lwip_heap": 100,
+               "pools.fds": 4}, got
 print("reports read right")
 PY
 
