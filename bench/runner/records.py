@@ -31,16 +31,11 @@ Standard library only.
 """
 import csv
 
-# Load names in display order, with ab's command line for each: k = keep-alive,
-# c = a new connection per request; the number is the concurrency.
-LOADS = {
-    "k1": "ab -k -c 1",
-    "k8": "ab -k -c 8",
-    "k64": "ab -k -c 64",
-    "c1": "ab -c 1",
-    "c16": "ab -c 16",
-    "c64": "ab -c 64",
-}
+from .loads import HTTP_LOADS, ab_label
+
+# Load names in display order (loads.py defines them), with ab's command line
+# for each.
+LOADS = {name: ab_label(name) for name in HTTP_LOADS}
 
 
 def load_label(load, loadgen="ab"):

@@ -38,13 +38,14 @@ import os
 import statistics
 import sys
 
+from ..loads import HTTP_LOADS
 from .counters import parse_dump
 from .tables import Stat, md_table
 
 APIC_PAGE = 0xFEE00000
 EXIT_HLT, EXIT_NPF, EXIT_MSR, EXIT_IOIO, EXIT_VINTR, EXIT_INTR = 0x78, 0x400, 0x7C, 0x7B, 0x64, 0x60
 BACKEND_ORDER = ["vhost", "vhostpoll", "tap", "user"]
-LOAD_ORDER = ["k1", "k8", "k64", "c1", "c16", "c64"]
+LOAD_ORDER = list(HTTP_LOADS)
 COLUMNS = ["exits", "hlt", "npf", "msr", "pio", "irqwin", "l1intr", "other", "inj"]
 DETAIL = ["notify", "tmict", "eoi", "icr", "apic_other", "user"]
 GUEST_COUNTERS = [("notifies", "virtio-net.kicks_tx"), ("parks", "kernel.parks"),
