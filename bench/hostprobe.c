@@ -1,6 +1,6 @@
 /*
  * hostprobe.c: how fast this host is right now, in windows of a quarter
- * second, for the benchmark's record (bench/run-bench runs it before the
+ * second, for the benchmark's record (the http workload runs it before the
  * first guest and after the last, on the core the vCPU gets).
  *
  *   hostprobe SECS KIB [KIB ...]

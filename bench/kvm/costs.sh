@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # costs.sh: the cost image (bench/images/costs.c) under KVM, run in the
-# nested-KVM host by bench/run-costs: REPS boots, each printing its "cost:"
+# nested-KVM host by the costs workload (bench/run costs): REPS boots, each printing its "cost:"
 # lines between "costs-run N" and "costs-end" marks.
 #
 #   costs.sh REPS ROUNDS

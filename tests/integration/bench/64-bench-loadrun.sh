@@ -80,7 +80,7 @@ port=$(free_port)
 srv=$!
 guest_wait_http "http://127.0.0.1:$port/" 10 "$srv" || fail "httpd did not answer"
 mkfifo "$tmp/in"
-exec {keep}<>"$tmp/in" # held open, as run-bench holds the guest's
+exec {keep}<>"$tmp/in" # held open, as the http workload holds the guest's
 : >"$tmp/console"
 "$py" - "$tmp/in" "$tmp/console" <<'PY' &
 import os, sys, time
