@@ -58,6 +58,29 @@
 /* The key of the sequence-number hash, drawn at start. */
 static uint64_t isn_key[2];
 
+/* Who asked last, for the driver's timed hold (vnet_set_tx_hold_worth): a
+ * hold pays only where another client may ask while this one waits for its
+ * answer. The stack counts its open connections for that; the floor keeps
+ * none, so it says yes when the last two requests came from two clients
+ * (keep-alive clients taking turns, or new connections overlapping). One
+ * client asking in turn never makes a hold; a lone client opening a
+ * connection per request does, and the driver's backing off after each
+ * hold that nothing joined makes those rare. */
+static struct {
+	uint32_t src;  /* the client's IPv4 address, host byte order */
+	unsigned port; /* its TCP port */
+	bool several;  /* the request before came from another client */
+} last_asker;
+
+static bool hold_worth(void) { return last_asker.several; }
+
+static void asked_by(uint32_t src, unsigned port)
+{
+	last_asker.several = src != last_asker.src || port != last_asker.port;
+	last_asker.src = src;
+	last_asker.port = port;
+}
+
 /* The splitmix64 finaliser, as net/tcp_hooks.c uses it for lwIP's ISNs. */
 static uint64_t mix64(uint64_t x)
 {
@@ -76,6 +99,7 @@ void floor_tcp_init(void)
 	 * cryptographic key. */
 	isn_key[0] = mix64(cpu_cycles());
 	isn_key[1] = mix64(clock_realtime_ns() ^ isn_key[0]);
+	vnet_set_tx_hold_worth(hold_worth);
 }
 
 /* Our initial sequence number for the client at `src`:`sport`. */
@@ -170,6 +194,7 @@ static void request(const struct seg_in *in, uint32_t seq, uint32_t ack, const u
 			floor_counters.resets_out++;
 		return;
 	}
+	asked_by(in->src, be16(in->tcp));
 	bool close = a.close || fin;
 	if (!reply(in, ack, end, TCP_ACK | TCP_PSH | (close ? TCP_FIN : 0), &a))
 		return; /* counted; the client sends the request again */
