@@ -11,14 +11,17 @@
 #                         ephemeral range (for --hostfwd or a native server);
 #                         false, with a message, when none turned up
 # QEMU opens the tap from inside the namespace (run it with netns_exec); the
-# guest takes $NETNS_GUEST_IP. Every address used lies in 192.0.2.0/24 (TEST-NET-1)
-# and exists only inside the namespace, so no traffic can leave it.
+# guest takes $NETNS_GUEST_IP, given by the kernel options in $NETNS_GUEST_NET
+# (address, gateway, mask). Every address used lies in 192.0.2.0/24
+# (TEST-NET-1) and exists only inside the namespace, so no traffic can leave
+# it.
 # Needs root (CAP_NET_ADMIN) and the ip tool (iproute2).
 
 NETNS_TAP=tap0
 NETNS_HOST_IP=192.0.2.1
 NETNS_GUEST_IP=192.0.2.2
 NETNS_MASK=255.255.255.0
+NETNS_GUEST_NET="ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK"
 # The load generators run in the namespace. A client that closes first
 # (wrk with `Connection: close` reads the answer and closes before the
 # server's FIN is in) keeps each connection in TIME_WAIT for 60 s, and the

@@ -24,11 +24,10 @@ echo "linux-tuned: $GUEST_PREFIX"
 for opt in idle=poll mitigations=off busy_poll=50; do
 	[[ " $GUEST_PREFIX " == *" $opt "* ]] || fail "linux-tuned's command line lacks $opt"
 done
-net="ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"
 
 echo "== booting linux-tuned (user)"
 port=$(free_port)
-"$QEMU_RUN" --net user --hostfwd "$port:8080" --timeout 200 --append "$GUEST_PREFIX $net -- -p 8080 -s" \
+"$QEMU_RUN" --net user --hostfwd "$port:8080" --timeout 200 --append "$GUEST_PREFIX $USER_GUEST_NET -- -p 8080 -s" \
 	"$GUEST_KERNEL" "$GUEST_INITRD" -- -pidfile "$tmp/qemu.pid" </dev/null >"$tmp/console" 2>&1 &
 pid=$!
 guest_wait_http "http://127.0.0.1:$port/" 150 "$pid" || { cat "$tmp/console"; fail "no HTTP answer"; }
@@ -60,7 +59,7 @@ rm -f "$tmp/qemu.pid"
 [ $rc = 0 ] || { cat "$tmp/console"; fail "exit status $rc after the shutdown request"; }
 
 echo "== a malformed busy_poll=: init ends the guest with 105"
-"$QEMU_RUN" --net user --timeout 200 --append "${GUEST_PREFIX/busy_poll=50/busy_poll=5x} $net -- -p 8080 -s" \
+"$QEMU_RUN" --net user --timeout 200 --append "${GUEST_PREFIX/busy_poll=50/busy_poll=5x} $USER_GUEST_NET -- -p 8080 -s" \
 	"$GUEST_KERNEL" "$GUEST_INITRD" </dev/null >"$tmp/console" 2>&1
 rc=$?
 tr -d '\r' <"$tmp/console" | grep -v '^$' | tail -n 3

@@ -47,13 +47,10 @@ if command -v nm >/dev/null; then
 		fail "the floor's image links the network stack"
 fi
 
-netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
-NS=floor-$$
 tmp=$(mktemp -d)
 httpd_pid=""
-trap 'guest_kill; [ -n "$httpd_pid" ] && kill "$httpd_pid" 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
-netns_create "$NS" || skip "cannot create a network namespace here"
-NET_EXEC=(ip netns exec "$NS")
+trap 'guest_kill; [ -n "$httpd_pid" ] && kill "$httpd_pid" 2>/dev/null; netns_destroy "$NET_NS"; rm -rf "$tmp"' EXIT
+tap_netns floor
 GUEST=$NETNS_GUEST_IP PORT=8080
 url=http://$GUEST:$PORT
 
@@ -245,7 +242,7 @@ other_backend() {
 	console | tail -n 3
 	[ "$GUEST_RC" = 0 ] || fail "exit status $GUEST_RC after the shutdown request ($backend)"
 }
-netns_destroy "$NS"
+netns_destroy "$NET_NS"
 NET_EXEC=()
 other_backend user
 if command -v passt >/dev/null; then

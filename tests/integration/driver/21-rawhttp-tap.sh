@@ -63,7 +63,7 @@ rc=$?
 console | grep '^virtio-net: no modern virtio-net device' >/dev/null || die "no message about the missing NIC"
 
 echo "== booting rawhttp at $GUEST (static address)"
-boot_bg "ip=$GUEST gw=$NETNS_HOST_IP mask=$NETNS_MASK -- 80"
+boot_bg "$NETNS_GUEST_NET -- 80"
 end=$((SECONDS + 60))
 while [ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null &&
 	! console | grep '^rawhttp: listening on port 80$' >/dev/null; do

@@ -35,7 +35,7 @@ linux_bench_stop nginx-run nginx-run
 
 echo "== a bad option: nginx-run's status 2"
 "${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 200 \
-	--append "$GUEST_PREFIX ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 0" \
+	--append "$GUEST_PREFIX $NETNS_GUEST_NET -- -p 0" \
 	"$GUEST_KERNEL" "$GUEST_INITRD" </dev/null >"$LG_TMP/console" 2>&1
 rc=$?
 tr -d '\r' <"$LG_TMP/console" | grep -v '^$' | tail -n 3

@@ -70,7 +70,7 @@ hpid=""
 echo "== unikernel, tap"
 netns_usable || skip "tap back-end needs root, ip and /dev/net/tun (native part passed)"
 uk_tap_start "$IMAGE" "-p 80 -s"
-trap 'guest_kill; netns_destroy "$UK_NS"; rm -rf "$UK_TMP" "$tmp"' EXIT
+trap 'guest_kill; netns_destroy "$NET_NS"; rm -rf "$UK_TMP" "$tmp"' EXIT
 guest_wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
 smuggling "$NETNS_GUEST_IP" 80
 uk_tap_stop >/dev/null

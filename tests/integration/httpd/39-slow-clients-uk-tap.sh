@@ -21,11 +21,7 @@ ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu
 . "$ROOT/tests/integration/lib/slow.sh"
 IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
 [ -f "$IMAGE" ] || fail "no $IMAGE"
-netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
-for t in slowhttptest ab curl python3; do
-	command -v $t >/dev/null || skip "$t missing (mk/deps.sh packages installs it)"
-done
-NS=uks-$$
+needs slowhttptest ab curl python3
 tmp=$(mktemp -d)
 pid=""
 # A failing run keeps the guest's console (its counters, and at exit any
@@ -34,9 +30,8 @@ trap 'rc=$?; [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null
 	if [ $rc != 0 ] && [ -s "$tmp/console" ]; then
 		echo "--- the guest console (last 60 lines)"; tr -d "\r" <"$tmp/console" | tail -n 60
 	fi
-	netns_destroy "$NS"; rm -rf "$tmp"' EXIT
-netns_create "$NS" || skip "cannot create a network namespace here"
-NET_EXEC=(ip netns exec "$NS")
+	netns_destroy "$NET_NS"; rm -rf "$tmp"' EXIT
+tap_netns uks
 url=http://$NETNS_GUEST_IP
 
 # Ctrl-T on the console: the guest prints its counters, ending with the
@@ -70,7 +65,7 @@ for mode in ${SLOW_ONLY:-$SLOW_MODES}; do # SLOW_ONLY=MODE: one of them
 	echo "== $mode"
 	rm -f "$tmp/stdin" && mkfifo "$tmp/stdin"
 	"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 200 \
-		--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 80 -s" \
+		--append "$NETNS_GUEST_NET -- -p 80 -s" \
 		"$LOADER" "$IMAGE" <"$tmp/stdin" >"$tmp/console" 2>&1 &
 	pid=$!
 	exec 3>"$tmp/stdin"

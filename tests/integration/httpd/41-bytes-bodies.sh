@@ -44,7 +44,7 @@ if netns_usable; then
 	uk_tap_start "$IMAGE" "-p 80 -s"
 	# (uk_tap_start's own clean-up, and ours)
 	trap '[ -n "$UK_PID" ] && kill "$UK_PID" 2>/dev/null; for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-		wait 2>/dev/null; netns_destroy "$UK_NS"; rm -rf "$UK_TMP" "$tmp"' EXIT
+		wait 2>/dev/null; netns_destroy "$NET_NS"; rm -rf "$UK_TMP" "$tmp"' EXIT
 	guest_wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
 	"${NET_EXEC[@]}" python3 "$BODIES" "$NETNS_GUEST_IP" 80 || { uk_tap_stop | tail -n 20; fail "tap: bodies.py"; }
 	recipe "$UK_URL" 3000000

@@ -13,7 +13,7 @@ ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
 
 server=$ROOT/$BUILD/host/iperf
 [ -x "$server" ] || skip "$server not built"
-command -v iperf3 >/dev/null || skip "iperf3 missing"
+needs iperf3
 tmp=$(mktemp -d)
 IPERF_PID=""
 trap '[ -n "$IPERF_PID" ] && kill "$IPERF_PID" 2>/dev/null; rm -rf "$tmp"' EXIT

@@ -15,7 +15,7 @@ ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu
 . "$ROOT/tests/integration/lib/iperf.sh"
 KERNEL=$ROOT/$BUILD/linux/vmlinux INITRD=$ROOT/$BUILD/linux/initrd-iperf.img
 [ -f "$KERNEL" ] && [ -f "$INITRD" ] || skip "Linux guest for iperf not built (make linux-iperf-guest)"
-command -v iperf3 >/dev/null || skip "iperf3 missing"
+needs iperf3
 LINUX="console=ttyS0 quiet panic=-1"
 M=$((1024 * 1024))
 
@@ -31,7 +31,7 @@ iperf_console | grep -vE '^iperf: test [0-9]+ from .*: (upload|download)'
 [ "$IPERF_RC" = 0 ] || fail "qemu-run returned $IPERF_RC, not the server's 0"
 iperf_counters | contains -E '^iperf: tests 4, done 4, refused 0, client terminated 0; bad cookie 0, bad length 0, bad json 0, bad state 0, busy 0, timed out 0, closed early 0, socket errors 0$' ||
 	fail "counters: $(iperf_counters)"
-netns_destroy "$IPERF_NS"
+netns_destroy "$NET_NS"
 rm -rf "$IPERF_TMP"
 
 echo "=== Debian's iperf3 -s in the Linux guest"

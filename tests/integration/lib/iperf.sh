@@ -20,11 +20,11 @@
 #   iperf_boot BACKEND SECS KERNEL INITRD APPEND
 #                                 boots a guest under tools/qemu-run (killed
 #                                 after SECS) on `tap` (a fresh namespace) or
-#                                 `user` (a free port forwarded to 5201); sets
-#                                 IPERF_ADDR, IPERF_PORT, IPERF_PID,
-#                                 IPERF_CONSOLE, NET_EXEC and GUEST_NET (the
-#                                 ip=/gw=/mask= words for APPEND's "%NET%");
-#                                 cleans up at exit
+#                                 `user` (a free port forwarded to 5201):
+#                                 lib/net.sh's net_backend, whose NET_GUEST
+#                                 (the ip=/gw=/mask= words) replaces APPEND's
+#                                 "%NET%"; sets IPERF_ADDR, IPERF_PORT,
+#                                 IPERF_PID, IPERF_CONSOLE; cleans up at exit
 #   iperf_guest_stop              shutdown cookie, wait: IPERF_RC = qemu-run's status
 #   iperf_uk_boot BACKEND SECS APPEND
 #                                 the unikernel's server (build/apps/iperf.elf)
@@ -108,28 +108,16 @@ iperf_counters() {
 }
 
 iperf_boot() {
-	local backend=$1 secs=$2 kernel=$3 initrd=$4 append=$5 net
-	IPERF_TMP=$(mktemp -d) IPERF_NS="" IPERF_PID=""
+	local backend=$1 secs=$2 kernel=$3 initrd=$4 append=$5
+	IPERF_TMP=$(mktemp -d) IPERF_PID=""
 	IPERF_CONSOLE=$IPERF_TMP/console
-	trap 'guest_kill; netns_destroy "$IPERF_NS"; rm -rf "$IPERF_TMP"' EXIT
-	if [ "$backend" = tap ]; then
-		netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
-		IPERF_NS=iperf-$$
-		netns_create "$IPERF_NS" || skip "cannot create a network namespace here"
-		NET_EXEC=(ip netns exec "$IPERF_NS")
-		net=(--net tap --tap "$NETNS_TAP")
-		IPERF_ADDR=$NETNS_GUEST_IP IPERF_PORT=5201
-		GUEST_NET="ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK"
-	else
-		NET_EXEC=()
-		IPERF_ADDR=127.0.0.1 IPERF_PORT=$(free_port)
-		net=(--net user --hostfwd "$IPERF_PORT:5201")
-		GUEST_NET="ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"
-	fi
-	append=${append//%NET%/$GUEST_NET} IPERF_LIMIT=$secs
-	echo "+ qemu-run ${net[*]} --append '$append' $kernel $initrd"
+	trap 'guest_kill; netns_destroy "$NET_NS"; rm -rf "$IPERF_TMP"' EXIT
+	net_backend "$backend" iperf 5201
+	IPERF_ADDR=$NET_HOST IPERF_PORT=${NET_PORTS[0]}
+	append=${append//%NET%/$NET_GUEST} IPERF_LIMIT=$secs
+	echo "+ qemu-run ${NET_QEMU[*]} --append '$append' $kernel $initrd"
 	# shellcheck disable=SC2086 # no INITRD: no word
-	guest_start "$IPERF_CONSOLE" "" "${NET_EXEC[@]}" "$QEMU_RUN" "${net[@]}" --timeout "$secs" --append "$append" \
+	guest_start "$IPERF_CONSOLE" "" "${NET_EXEC[@]}" "$QEMU_RUN" "${NET_QEMU[@]}" --timeout "$secs" --append "$append" \
 		"$kernel" $initrd
 	IPERF_PID=$GUEST_PID
 }
@@ -144,7 +132,7 @@ iperf_guest_stop() {
 iperf_uk_boot() {
 	local image=$ROOT/$BUILD/apps/iperf.elf
 	[ -f "$image" ] || fail "no $image"
-	command -v iperf3 >/dev/null || skip "iperf3 missing"
+	needs iperf3
 	iperf_boot "$1" "$2" "$ROOT/$BUILD/loader/loader.elf" "$image" "$3"
 	iperf_wait_listening 60
 }

@@ -5,6 +5,23 @@
 # (through $NET_EXEC), guest_wait_console FILE RE SECS [PID] and the rest):
 #   skip MSG                 print MSG, exit 77 (skipped)
 #   fail MSG                 print MSG, exit 1
+#   needs TOOL...            skip ("TOOL missing", which mk/deps.sh installs)
+#                            unless every TOOL is installed
+#   USER_GUEST_NET           the kernel options of slirp's address for the guest
+#                            (QEMU's user networking and passt hand out these)
+#   tap_netns PREFIX         a fresh namespace PREFIX-$$ with its tap for the next
+#                            guest (skips where none can be made: no root, ip or
+#                            /dev/net/tun); sets NET_NS (the caller's clean-up
+#                            deletes it: netns_destroy "$NET_NS") and NET_EXEC
+#   net_backend BACKEND PREFIX PORT...
+#                            where the next guest serves its PORTs: `tap`, a
+#                            tap_netns PREFIX, or `user`, QEMU's user networking
+#                            with a free port of 127.0.0.1 forwarded to each
+#                            PORT; sets NET_EXEC, NET_NS (tap), NET_QEMU
+#                            (qemu-run's network options), NET_HOST (the guest's
+#                            address for a client), NET_PORTS (the client's port
+#                            for each PORT, in order) and NET_GUEST (the kernel
+#                            options of the guest's address)
 #   raw_exchange PORT OUT PART...
 #                            connect to 127.0.0.1:PORT, send each PART (printf
 #                            %b escapes) 0.2 s apart, save everything received
@@ -51,10 +68,45 @@
 . "${ROOT:-.}/tools/lib/netns.sh"
 . "${ROOT:-.}/tools/lib/guest.sh"
 
-NET_EXEC=()
+NET_EXEC=() NET_NS=""
 
 skip() { echo "$*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
+
+needs() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null || skip "$t missing (mk/deps.sh packages installs it)"
+	done
+}
+
+USER_GUEST_NET="ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"
+
+tap_netns() {
+	netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
+	NET_NS=$1-$$
+	netns_create "$NET_NS" || { NET_NS=""; skip "cannot create a network namespace here"; }
+	NET_EXEC=(ip netns exec "$NET_NS")
+}
+
+net_backend() {
+	local backend=$1 prefix=$2 p fwd
+	shift 2
+	NET_PORTS=()
+	if [ "$backend" = tap ]; then
+		tap_netns "$prefix"
+		NET_QEMU=(--net tap --tap "$NETNS_TAP")
+		NET_HOST=$NETNS_GUEST_IP NET_GUEST=$NETNS_GUEST_NET NET_PORTS=("$@")
+	else
+		NET_EXEC=() NET_QEMU=(--net user)
+		for p in "$@"; do
+			fwd=$(free_port) || fail "no free port to forward"
+			NET_QEMU+=(--hostfwd "$fwd:$p")
+			NET_PORTS+=("$fwd")
+		done
+		NET_HOST=127.0.0.1 NET_GUEST=$USER_GUEST_NET
+	fi
+}
 
 raw_exchange() {
 	local port=$1 out=$2 part first=1
@@ -132,15 +184,12 @@ strip_date() {
 linux_tap_start() {
 	local kernel=$1 initrd=$2 prefix=$3 args=$4
 	[ -f "$kernel" ] && [ -f "$initrd" ] || skip "Linux guest not built ($kernel, $initrd)"
-	netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
-	LG_NS=lg-$$ LG_TMP=$(mktemp -d) LG_PID=""
-	trap 'guest_kill; netns_destroy "$LG_NS"; rm -rf "$LG_TMP"' EXIT
-	netns_create "$LG_NS" || skip "cannot create a network namespace here"
-	NET_EXEC=(ip netns exec "$LG_NS")
+	LG_TMP=$(mktemp -d) LG_PID=""
+	trap 'guest_kill; netns_destroy "$NET_NS"; rm -rf "$LG_TMP"' EXIT
+	tap_netns lg
 	LG_HOST=$NETNS_GUEST_IP LG_URL=http://$NETNS_GUEST_IP:8080
 	guest_start "$LG_TMP/console" "$LG_TMP/qemu.pid" "${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" \
-		--timeout 200 --append "$prefix ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- $args" \
-		"$kernel" "$initrd"
+		--timeout 200 --append "$prefix $NETNS_GUEST_NET -- $args" "$kernel" "$initrd"
 	LG_PID=$GUEST_PID
 }
 
@@ -156,7 +205,7 @@ linux_tap_stop() {
 
 linux_bench_start() {
 	local name=$1
-	command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
+	needs curl ab
 	GUESTS_BUILD=$ROOT/$BUILD guest_resolve "$name" || fail "guests.sh does not know $name"
 	echo "$name: $GUEST_PREFIX, $GUEST_INITRD"
 	echo "== booting $name (tap)"
@@ -188,30 +237,17 @@ linux_bench_stop() {
 # shutdown request and expects qemu-run to return the app's status, 0.
 linux_guest_check() {
 	local backend=$1 kernel=$ROOT/$BUILD/linux/vmlinux initrd=$ROOT/$BUILD/linux/initrd.img
-	local tmp url net rc
+	local tmp url rc
 	[ -f "$kernel" ] && [ -f "$initrd" ] || skip "Linux guest not built (make linux-guest)"
-	command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
+	needs curl ab
 	tmp=$(mktemp -d)
-	LG_TMP=$tmp LG_PID="" LG_NS=""
-	trap 'guest_kill; netns_destroy "$LG_NS"; rm -rf "$LG_TMP"' EXIT
-	if [ "$backend" = tap ]; then
-		netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
-		LG_NS=itest-$$
-		netns_create "$LG_NS" || skip "cannot create a network namespace here"
-		NET_EXEC=(ip netns exec "$LG_NS")
-		net=(--net tap --tap "$NETNS_TAP")
-		url=http://$NETNS_GUEST_IP:8080
-		append="ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK"
-	else
-		local port
-		port=$(free_port)
-		net=(--net user --hostfwd "$port:8080")
-		url=http://127.0.0.1:$port
-		append="ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"
-	fi
+	LG_TMP=$tmp LG_PID=""
+	trap 'guest_kill; netns_destroy "$NET_NS"; rm -rf "$LG_TMP"' EXIT
+	net_backend "$backend" itest 8080
+	url=http://$NET_HOST:${NET_PORTS[0]}
 	echo "== booting the Linux guest ($backend)"
-	guest_start "$tmp/console" "$tmp/qemu.pid" "${NET_EXEC[@]}" "$QEMU_RUN" "${net[@]}" --timeout 200 \
-		--append "console=ttyS0 quiet panic=-1 $append -- -p 8080 -s" "$kernel" "$initrd"
+	guest_start "$tmp/console" "$tmp/qemu.pid" "${NET_EXEC[@]}" "$QEMU_RUN" "${NET_QEMU[@]}" --timeout 200 \
+		--append "console=ttyS0 quiet panic=-1 $NET_GUEST -- -p 8080 -s" "$kernel" "$initrd"
 	LG_PID=$GUEST_PID
 	SECONDS=0
 	guest_wait_http "$url/" 150 || { cat "$tmp/console"; fail "no HTTP answer from the guest"; }
@@ -236,15 +272,12 @@ linux_guest_check() {
 uk_tap_start() {
 	local image=$1 args=$2
 	[ -f "$image" ] || fail "no $image"
-	netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
-	UK_NS=uk-$$ UK_TMP=$(mktemp -d) UK_PID=""
-	trap 'guest_kill; netns_destroy "$UK_NS"; rm -rf "$UK_TMP"' EXIT
-	netns_create "$UK_NS" || skip "cannot create a network namespace here"
-	NET_EXEC=(ip netns exec "$UK_NS")
+	UK_TMP=$(mktemp -d) UK_PID=""
+	trap 'guest_kill; netns_destroy "$NET_NS"; rm -rf "$UK_TMP"' EXIT
+	tap_netns uk
 	UK_URL=http://$NETNS_GUEST_IP
 	guest_start "$UK_TMP/console" "" "${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 120 \
-		--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- $args" \
-		"$ROOT/$BUILD/loader/loader.elf" "$image"
+		--append "$NETNS_GUEST_NET -- $args" "$ROOT/$BUILD/loader/loader.elf" "$image"
 	UK_PID=$GUEST_PID
 }
 
