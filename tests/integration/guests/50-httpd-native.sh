@@ -10,72 +10,52 @@ ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
 
 httpd=${HTTPD_BIN:-$ROOT/$BUILD/host/httpd}
 [ -x "$httpd" ] || skip "$httpd not built"
-command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
+needs curl ab
 tmp=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+NATIVE_PID=""
+trap '[ -n "$NATIVE_PID" ] && kill "$NATIVE_PID" 2>/dev/null; rm -rf "$tmp"' EXIT
 
-port=$(free_port)
-"$httpd" -a 127.0.0.1 -p "$port" -s >"$tmp/log" 2>&1 &
-pid=$!
-guest_wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "httpd did not answer (log: $(cat "$tmp/log"))"
-url=http://127.0.0.1:$port
-
-BODY='Hello from httpd, a poll()-based server.\n'
-HEAD200='HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n'
+native_start "$tmp/log" "$httpd" -s
+port=$NATIVE_PORT url=$NATIVE_URL
+NOT_FOUND='HTTP/1.1 404 Not Found\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nnot found\n'
 
 echo "== curl GET /"
 curl -s -i --http1.1 "$url/" >"$tmp/got"
-printf "$HEAD200\r\n$BODY" >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" "$HTTPD_HEAD200\r\n$HELLO_BODY"
 [ "$(curl -s "$url/" | wc -c)" = 41 ] || fail "body is not 41 bytes"
 
 echo "== curl HEAD, 404, 405"
 curl -s -I "$url/" >"$tmp/got"
-printf "$HEAD200\r\n" >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" "$HTTPD_HEAD200\r\n"
 curl -s -i "$url/missing" >"$tmp/got"
-printf 'HTTP/1.1 404 Not Found\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nnot found\n' >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" "$NOT_FOUND"
 curl -s -i -X DELETE "$url/" >"$tmp/got"
-printf 'HTTP/1.1 405 Method Not Allowed\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 19\r\nAllow: GET, HEAD, POST\r\n\r\nmethod not allowed\n' >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" 'HTTP/1.1 405 Method Not Allowed\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 19\r\nAllow: GET, HEAD, POST\r\n\r\nmethod not allowed\n'
 echo "== curl POST: the body is read and discarded, then as GET"
 curl -s -i -d x "$url/" >"$tmp/got"
-printf "$HEAD200\r\n$BODY" >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" "$HTTPD_HEAD200\r\n$HELLO_BODY"
 
 echo "== a request split across writes"
 raw_exchange "$port" "$tmp/got" 'GE' 'T / HTTP/1.1\r\nHo' 'st: x\r\nConnection: close\r' '\n\r\n'
-printf "${HEAD200}Connection: close\r\n\r\n$BODY" >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" "${HTTPD_HEAD200}Connection: close\r\n\r\n$HELLO_BODY"
 
 echo "== pipelined requests in one write"
 raw_exchange "$port" "$tmp/got" 'GET / HTTP/1.1\r\n\r\nHEAD / HTTP/1.1\r\n\r\nGET /x HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nConnection: close\r\n\r\n'
-{
-	printf "$HEAD200\r\n$BODY"
-	printf "$HEAD200\r\n"
-	printf 'HTTP/1.1 404 Not Found\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nnot found\n'
-	printf "${HEAD200}Connection: close\r\n\r\n$BODY"
-} >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" "$HTTPD_HEAD200\r\n$HELLO_BODY$HTTPD_HEAD200\r\n$NOT_FOUND${HTTPD_HEAD200}Connection: close\r\n\r\n$HELLO_BODY"
 
 echo "== HTTP/1.0 keep-alive as ab sends it, then a plain HTTP/1.0 request"
 raw_exchange "$port" "$tmp/got" 'GET / HTTP/1.0\r\nConnection: Keep-Alive\r\nHost: h\r\n\r\n' 'GET / HTTP/1.0\r\n\r\n'
-printf "${HEAD200}Connection: keep-alive\r\n\r\n$BODY${HEAD200}Connection: close\r\n\r\n$BODY" >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" "${HTTPD_HEAD200}Connection: keep-alive\r\n\r\n$HELLO_BODY${HTTPD_HEAD200}Connection: close\r\n\r\n$HELLO_BODY"
 
 echo "== malformed: 400 and close"
 raw_exchange "$port" "$tmp/got" 'GET / HTTP/1.1\r\nBad Header\r\n\r\n'
-printf 'HTTP/1.1 400 Bad Request\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 12\r\nConnection: close\r\n\r\nbad request\n' >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" 'HTTP/1.1 400 Bad Request\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 12\r\nConnection: close\r\n\r\nbad request\n'
 
 echo "== over-long: 431 and close, the server unharmed"
 long=$(head -c 20000 /dev/zero | tr '\0' a)
 raw_exchange "$port" "$tmp/got" "GET / HTTP/1.1\r\nX: $long\r\n\r\n"
-printf 'HTTP/1.1 431 Request Header Fields Too Large\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 25\r\nConnection: close\r\n\r\nrequest header too large\n' >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
-kill -0 "$pid" || fail "httpd died"
+expect_answer "$tmp/got" 'HTTP/1.1 431 Request Header Fields Too Large\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 25\r\nConnection: close\r\n\r\nrequest header too large\n'
+kill -0 "$NATIVE_PID" || fail "httpd died"
 
 echo "== ab -k and ab"
 check_ab() { # FILE N
@@ -92,17 +72,14 @@ check_ab "$tmp/ab" 2000
 
 echo "== shutdown request"
 [ "$(curl -s "$url/__shutdown")" = "shutting down" ] || fail "no shutdown answer"
-wait "$pid"; rc=$?; pid=""
+wait "$NATIVE_PID"; rc=$?; NATIVE_PID=""
 [ $rc = 0 ] || fail "httpd exited $rc after a shutdown request"
 
 echo "== without -s, /__shutdown is 404; SIGTERM stops it"
-port=$(free_port)
-"$httpd" -a 127.0.0.1 -p "$port" -q &
-pid=$!
-guest_wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "second httpd did not answer"
-[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/__shutdown")" = 404 ] || fail "shutdown not refused"
-kill -TERM "$pid"
-wait "$pid"; rc=$?; pid=""
+native_start "$tmp/quiet" "$httpd" -q
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$NATIVE_URL/__shutdown")" = 404 ] || fail "shutdown not refused"
+kill -TERM "$NATIVE_PID"
+wait "$NATIVE_PID"; rc=$?; NATIVE_PID=""
 [ $rc = 0 ] || fail "httpd exited $rc on SIGTERM"
 
 echo "== bad options"

@@ -18,10 +18,10 @@ ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
 run=$ROOT/$BUILD/host/nginx-run
 [ -x "$run" ] || skip "$run not built"
 [ -x /usr/sbin/nginx ] || skip "Debian's nginx missing (mk/deps.sh packages)"
-command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
+needs curl ab
 tmp=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+NATIVE_PID=""
+trap '[ -n "$NATIVE_PID" ] && kill "$NATIVE_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 export TMPDIR=$tmp/run # nginx-run's directories go there
 mkdir "$TMPDIR"
 
@@ -34,41 +34,27 @@ contains -x '        location = /__shutdown {' <"$tmp/conf" || fail "-s: no shut
 "$run" -C >"$tmp/conf" || fail "nginx-run -C failed"
 contains -F '__shutdown' <"$tmp/conf" && fail "a shutdown location without -s"
 
-port=$(free_port)
-"$run" -a 127.0.0.1 -p "$port" -s >"$tmp/log" 2>&1 &
-pid=$!
-guest_wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "nginx did not answer (log: $(cat "$tmp/log"))"
-url=http://127.0.0.1:$port
+native_start "$tmp/log" "$run" -s
+port=$NATIVE_PORT url=$NATIVE_URL
 dir=$(sed -n 's|.*configuration \(.*\)/nginx.conf$|\1|p' "$tmp/log")
 [ -d "$dir" ] || fail "nginx-run did not say where its directory is: $(cat "$tmp/log")"
 
-BODY='Hello from httpd, a poll()-based server.\n'
-HEAD200='HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n'
 echo "== GET / and HEAD /: httpd's status, headers and body, with nginx's Server, Date, Connection"
 curl -s -i --http1.1 "$url/" >"$tmp/got"
-strip_date "$tmp/got"
-printf "${HEAD200}Connection: keep-alive\r\n\r\n$BODY" >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" "${NGINX_HEAD200}Connection: keep-alive\r\n\r\n$HELLO_BODY" dated
 curl -s -I "$url/" >"$tmp/got"
-strip_date "$tmp/got"
-printf "${HEAD200}Connection: keep-alive\r\n\r\n" >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" "${NGINX_HEAD200}Connection: keep-alive\r\n\r\n" dated
 echo "== other paths: 404 with httpd's body"
 curl -s -i "$url/missing" >"$tmp/got"
-strip_date "$tmp/got"
-printf 'HTTP/1.1 404 Not Found\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 10\r\nConnection: keep-alive\r\n\r\nnot found\n' >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" 'HTTP/1.1 404 Not Found\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 10\r\nConnection: keep-alive\r\n\r\nnot found\n' dated
 
 echo "== HTTP/1.0 keep-alive as ab sends it, then a plain HTTP/1.0 request"
 raw_exchange "$port" "$tmp/got" 'GET / HTTP/1.0\r\nConnection: Keep-Alive\r\nHost: h\r\n\r\n' 'GET / HTTP/1.0\r\n\r\n'
 strip_date "$tmp/got" 2
-printf "${HEAD200}Connection: keep-alive\r\n\r\n$BODY${HEAD200}Connection: close\r\n\r\n$BODY" >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" "${NGINX_HEAD200}Connection: keep-alive\r\n\r\n$HELLO_BODY${NGINX_HEAD200}Connection: close\r\n\r\n$HELLO_BODY"
 echo "== Connection: close is answered in kind, and nginx closes"
 http_closes 127.0.0.1 "$port" "$tmp/got" || fail "nginx did not close the connection (rc $?)"
-strip_date "$tmp/got"
-printf "${HEAD200}Connection: close\r\n\r\n$BODY" >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_answer "$tmp/got" "${NGINX_HEAD200}Connection: close\r\n\r\n$HELLO_BODY" dated
 
 echo "== ab -k: every request on a kept connection, 3,000 on one; ab"
 ab_keepalive "$url/" 3000 1 || fail "ab -k -c 1 failed"
@@ -77,7 +63,7 @@ ab_load "$url/" 2000 16 || fail "ab failed"
 
 echo "== shutdown request: 0, its directory removed, no nginx left"
 [ "$(curl -s "$url/__shutdown")" = "shutting down" ] || fail "no shutdown answer"
-wait "$pid"; rc=$?; pid=""
+wait "$NATIVE_PID"; rc=$?; NATIVE_PID=""
 cat "$tmp/log"
 [ $rc = 0 ] || fail "nginx-run exited $rc after a shutdown request"
 contains -x 'nginx-run: stopped (shutdown request)' <"$tmp/log" || fail "no stop line"
@@ -85,33 +71,27 @@ contains -x 'nginx-run: stopped (shutdown request)' <"$tmp/log" || fail "no stop
 pgrep -f "$dir/nginx.conf" >/dev/null && fail "an nginx of this run is still running"
 
 echo "== without -s, /__shutdown is 404; SIGTERM stops it with 0"
-port=$(free_port)
-"$run" -a 127.0.0.1 -p "$port" -q &
-pid=$!
-guest_wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "second nginx did not answer"
-[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/__shutdown")" = 404 ] || fail "shutdown not refused"
+native_start "$tmp/quiet" "$run" -q
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$NATIVE_URL/__shutdown")" = 404 ] || fail "shutdown not refused"
 echo "== the port taken: nginx fails, nginx-run says 1"
-"$run" -a 127.0.0.1 -p "$port" -q 2>"$tmp/err"; rc=$?
+"$run" -a 127.0.0.1 -p "$NATIVE_PORT" -q 2>"$tmp/err"; rc=$?
 [ $rc = 1 ] || fail "nginx-run exited $rc with its port taken, not 1: $(cat "$tmp/err")"
 contains -F 'nginx-run: nginx exited with status 1' <"$tmp/err" || fail "no message: $(cat "$tmp/err")"
-kill -TERM "$pid"
-wait "$pid"; rc=$?; pid=""
+kill -TERM "$NATIVE_PID"
+wait "$NATIVE_PID"; rc=$?; NATIVE_PID=""
 [ $rc = 0 ] || fail "nginx-run exited $rc on SIGTERM"
 
 echo "== nginx-run killed: nginx goes with it"
-port=$(free_port)
-"$run" -a 127.0.0.1 -p "$port" >"$tmp/log" 2>&1 &
-pid=$!
-guest_wait_http "http://127.0.0.1:$port/" 10 "$pid" || fail "third nginx did not answer"
+native_start "$tmp/log" "$run"
 dir=$(sed -n 's|.*configuration \(.*\)/nginx.conf$|\1|p' "$tmp/log")
-kill -KILL "$pid"
-wait "$pid" 2>/dev/null; pid=""
+kill -KILL "$NATIVE_PID"
+wait "$NATIVE_PID" 2>/dev/null; NATIVE_PID=""
 for _ in $(seq 1 50); do
 	pgrep -f "$dir/nginx.conf" >/dev/null || break
 	sleep 0.1
 done
 pgrep -f "$dir/nginx.conf" >/dev/null && fail "nginx outlived nginx-run"
-[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/")" = 000 ] || fail "still answering"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$NATIVE_URL/")" = 000 ] || fail "still answering"
 
 echo "== bad options: 2; no nginx: 3"
 "$run" -p 0 2>/dev/null; [ $? = 2 ] || fail "-p 0 accepted"

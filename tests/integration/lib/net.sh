@@ -7,6 +7,11 @@
 #   fail MSG                 print MSG, exit 1
 #   needs TOOL...            skip ("TOOL missing", which mk/deps.sh installs)
 #                            unless every TOOL is installed
+#   HELLO_BODY, HTTPD_HEAD200, NGINX_HEAD200, HTTPD_HELLO
+#                            (printf's formats) httpd's body for GET /; the head
+#                            of its 200 up to the blank line, from httpd and
+#                            from nginx (Server: nginx, no Date); httpd's whole
+#                            answer to an HTTP/1.1 GET /
 #   USER_GUEST_NET           the kernel options of slirp's address for the guest
 #                            (QEMU's user networking and passt hand out these)
 #   tap_netns PREFIX         a fresh namespace PREFIX-$$ with its tap for the next
@@ -22,11 +27,22 @@
 #                            address for a client), NET_PORTS (the client's port
 #                            for each PORT, in order) and NET_GUEST (the kernel
 #                            options of the guest's address)
+#   native_start LOG CMD...  a server on the host, CMD -a 127.0.0.1 -p PORT
+#                            (a free port) in the background, its output in LOG,
+#                            until it answers GET / (10 s; else FAIL with LOG);
+#                            sets NATIVE_PID, NATIVE_PORT and NATIVE_URL
 #   raw_exchange PORT OUT PART...
 #                            connect to 127.0.0.1:PORT, send each PART (printf
 #                            %b escapes) 0.2 s apart, save everything received
 #                            until the server closes (5 s at most) in OUT
 #   expect_file OUT WANT     byte-for-byte comparison, showing both on a miss
+#   expect_answer GOT WANT [dated]
+#                            GOT (a saved answer; with `dated`, after strip_date)
+#                            is WANT (printf's format) byte for byte; WANT goes to
+#                            GOT.want
+#   expect_get URL GOT WANT [dated]
+#                            GET URL through $NET_EXEC (curl -i) into GOT, then
+#                            expect_answer GOT WANT
 #   ab_load URL N C [-k]     ApacheBench through $NET_EXEC: N requests over C
 #                            connections (2 minutes at most); true only when all
 #                            N completed, none failed and none was non-2xx
@@ -80,6 +96,10 @@ needs() {
 	done
 }
 
+HELLO_BODY='Hello from httpd, a poll()-based server.\n'
+HTTPD_HEAD200='HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n'
+NGINX_HEAD200='HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n'
+HTTPD_HELLO="$HTTPD_HEAD200\r\n$HELLO_BODY"
 USER_GUEST_NET="ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"
 
 tap_netns() {
@@ -108,6 +128,16 @@ net_backend() {
 	fi
 }
 
+native_start() {
+	local log=$1
+	shift
+	NATIVE_PORT=$(free_port) || fail "no free port"
+	NATIVE_URL=http://127.0.0.1:$NATIVE_PORT
+	"$1" -a 127.0.0.1 -p "$NATIVE_PORT" "${@:2}" >"$log" 2>&1 &
+	NATIVE_PID=$!
+	guest_wait_http "$NATIVE_URL/" 10 "$NATIVE_PID" || fail "${1##*/} did not answer (log: $(cat "$log"))"
+}
+
 raw_exchange() {
 	local port=$1 out=$2 part first=1
 	shift 2
@@ -131,6 +161,19 @@ expect_file() {
 		echo "--- got:"; od -c "$got" | head -40
 		fail "response differs ($got)"
 	fi
+}
+
+expect_answer() {
+	local got=$1
+	[ "${3:-}" != dated ] || strip_date "$got"
+	# shellcheck disable=SC2059 # the answer is a format: its escapes
+	printf "$2" >"$got.want"
+	expect_file "$got" "$got.want"
+}
+
+expect_get() {
+	"${NET_EXEC[@]}" curl -s -i "$1" >"$2"
+	expect_answer "$2" "$3" "${4:-}"
 }
 
 ab_load() {
@@ -218,10 +261,7 @@ linux_bench_start() {
 linux_tap_closes() {
 	echo "== Connection: close is answered in kind, and the guest closes"
 	http_closes "$LG_HOST" 8080 "$LG_TMP/got" || fail "the guest did not close the connection (rc $?)"
-	[ "${2:-}" != dated ] || strip_date "$LG_TMP/got"
-	# shellcheck disable=SC2059 # the answer is a format: its escapes
-	printf "$1" >"$LG_TMP/want"
-	expect_file "$LG_TMP/got" "$LG_TMP/want"
+	expect_answer "$LG_TMP/got" "$1" "${2:-}"
 }
 
 linux_bench_stop() {
@@ -253,9 +293,7 @@ linux_guest_check() {
 	guest_wait_http "$url/" 150 || { cat "$tmp/console"; fail "no HTTP answer from the guest"; }
 	echo "first response after ${SECONDS}s"
 
-	"${NET_EXEC[@]}" curl -s -i "$url/" >"$tmp/got"
-	printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\r\nHello from httpd, a poll()-based server.\n' >"$tmp/want"
-	expect_file "$tmp/got" "$tmp/want"
+	expect_get "$url/" "$tmp/got" "$HTTPD_HELLO"
 
 	ab_load "$url/" 300 4 -k || fail "ab -k failed"
 	ab_load "$url/" 100 4 || fail "ab failed"
