@@ -17,20 +17,15 @@ ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu
 . "$ROOT/tools/lib/guests.sh"
 linux_bench_start linux-nginx
 
-HEAD200='HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n'
-BODY='Hello from httpd, a poll()-based server.\n'
 echo "== GET /: httpd's status, headers and body, with nginx's Server, Date and Connection"
-"${NET_EXEC[@]}" curl -s -i "$LG_URL/" >"$LG_TMP/got"
-strip_date "$LG_TMP/got"
-printf "${HEAD200}Connection: keep-alive\r\n\r\n$BODY" >"$LG_TMP/want"
-expect_file "$LG_TMP/got" "$LG_TMP/want"
+expect_get "$LG_URL/" "$LG_TMP/got" "${NGINX_HEAD200}Connection: keep-alive\r\n\r\n$HELLO_BODY" dated
 
 echo "== keep-alive past nginx's default limit (1000 requests a connection), new connections"
 ab_keepalive "$LG_URL/" 1200 1 || fail "ab -k -c 1 failed"
 ab_keepalive "$LG_URL/" 400 8 || fail "ab -k -c 8 failed"
 ab_load "$LG_URL/" 100 4 || fail "ab failed"
 
-linux_tap_closes "${HEAD200}Connection: close\r\n\r\n$BODY" dated
+linux_tap_closes "${NGINX_HEAD200}Connection: close\r\n\r\n$HELLO_BODY" dated
 linux_bench_stop nginx-run nginx-run
 
 echo "== a bad option: nginx-run's status 2"

@@ -12,17 +12,13 @@ ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu
 . "$ROOT/tools/lib/guests.sh"
 linux_bench_start linux-epoll
 
-HEAD200='HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n'
-BODY='Hello from httpd, a poll()-based server.\n'
 echo "== GET /: httpd's bytes"
-"${NET_EXEC[@]}" curl -s -i "$LG_URL/" >"$LG_TMP/got"
-printf "$HEAD200\r\n$BODY" >"$LG_TMP/want"
-expect_file "$LG_TMP/got" "$LG_TMP/want"
+expect_get "$LG_URL/" "$LG_TMP/got" "$HTTPD_HELLO"
 
 echo "== keep-alive, new connections"
 ab_keepalive "$LG_URL/" 300 4 || fail "ab -k failed"
 ab_load "$LG_URL/" 100 4 || fail "ab failed"
 
-linux_tap_closes "${HEAD200}Connection: close\r\n\r\n$BODY"
+linux_tap_closes "${HTTPD_HEAD200}Connection: close\r\n\r\n$HELLO_BODY"
 linux_bench_stop httpd-epoll httpd
 echo "all good"

@@ -23,9 +23,7 @@ tr -d '\r' <"$tmp/console" | contains -x 'executor: spin 250 us (at most 250), r
 tr -d '\r' <"$tmp/console" | contains -E '^net: 52:54:00:12:34:56 ip 10\.0\.2\.15/24 gw 10\.0\.2\.2 \(dhcp\)$' ||
 	{ cat "$tmp/console"; fail "no DHCP address line"; }
 
-curl -s -i "$url/" >"$tmp/got"
-printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\r\nHello from httpd, a poll()-based server.\n' >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_get "$url/" "$tmp/got" "$HTTPD_HELLO"
 # ab_load: ab's exit status 0, all 1000 complete, none failed, none non-2xx.
 ab_load "$url/" 1000 8 -k || { cat "$tmp/console"; fail "ab -k: did not finish, or incomplete, failed or non-2xx requests"; }
 

@@ -30,9 +30,7 @@ guest_wait_http "$url/" 30 || { cat "$tmp/console"; fail "no HTTP answer through
 tr -d '\r' <"$tmp/console" | contains -E '^net: 52:54:00:12:34:56 ip 10\.0\.2\.15/24 gw 10\.0\.2\.2 \(dhcp\)$' ||
 	{ cat "$tmp/console"; fail "no DHCP address line (passt gives slirp's addresses)"; }
 
-curl -s -i "$url/" >"$tmp/got"
-printf 'HTTP/1.1 200 OK\r\nServer: httpd\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\r\nHello from httpd, a poll()-based server.\n' >"$tmp/want"
-expect_file "$tmp/got" "$tmp/want"
+expect_get "$url/" "$tmp/got" "$HTTPD_HELLO"
 # Bodies both ways. Debian's passt paces uploads into the guest (it waits
 # 0.1-0.2 s each time our window fills: docs/running.md), so an upload's
 # time is passt's and the host's; the POST is 1 MiB, each transfer gets
