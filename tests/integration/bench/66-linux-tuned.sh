@@ -11,13 +11,7 @@ set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
 . "$ROOT/tools/lib/guests.sh"
-kernel=$ROOT/$BUILD/linux/vmlinux initrd=$ROOT/$BUILD/linux/initrd.img
-[ -f "$kernel" ] && [ -f "$initrd" ] || skip "Linux guest not built (make linux-guest)"
-command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
-tmp=$(mktemp -d)
-pid=""
-trap '[ -s "$tmp/qemu.pid" ] && kill "$(cat "$tmp/qemu.pid")" 2>/dev/null; [ -n "$pid" ] && kill "$pid" 2>/dev/null
-	wait 2>/dev/null; rm -rf "$tmp"' EXIT
+linux_test curl ab
 
 GUESTS_BUILD=$ROOT/$BUILD guest_resolve linux-tuned || fail "guests.sh does not know linux-tuned"
 echo "linux-tuned: $GUEST_PREFIX"

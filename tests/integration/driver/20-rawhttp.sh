@@ -9,17 +9,9 @@
 # QEMU must return the app's 0 and the network counters must be printed.
 # Traffic goes only to 127.0.0.1.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
-QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
-IMAGE=$ROOT/$BUILD/apps/rawhttp.elf
-
-[ -f "$IMAGE" ] || skip "$IMAGE not built"
-command -v curl >/dev/null && command -v ab >/dev/null || skip "curl or ab missing"
-tmp=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+uk_test rawhttp curl ab
 
 # The serial console ends lines with CR LF. (Its greps read all of it, not
 # -q: an early exit would fail the pipe under pipefail.)

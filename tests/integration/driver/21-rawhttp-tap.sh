@@ -9,22 +9,10 @@
 # server must still answer. Also: no DHCP server -> a clear error within the
 # bounded wait, and no NIC at all -> a clear error.
 set -uo pipefail
-ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build}
+ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
-QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
-LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
-IMAGE=$ROOT/$BUILD/apps/rawhttp.elf
-
-[ -f "$IMAGE" ] || skip "$IMAGE not built"
-command -v curl >/dev/null && command -v ab >/dev/null && command -v python3 >/dev/null ||
-	skip "curl, ab or python3 missing"
-netns_usable || skip "tap networking needs root, ip and /dev/net/tun"
-NS=rawhttp-$$
-tmp=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
-netns_create "$NS" || skip "cannot create a network namespace here"
-NET_EXEC=(ip netns exec "$NS")
+uk_test rawhttp curl ab python3
+tap_netns rawhttp
 GUEST=$NETNS_GUEST_IP
 url=http://$GUEST:80
 

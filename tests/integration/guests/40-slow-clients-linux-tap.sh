@@ -11,19 +11,8 @@ set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
 . "$ROOT/tests/integration/lib/slow.sh"
-kernel=$ROOT/$BUILD/linux/vmlinux initrd=$ROOT/$BUILD/linux/initrd.img
-[ -f "$kernel" ] && [ -f "$initrd" ] || skip "Linux guest not built (make linux-guest)"
-netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
-for t in slowhttptest ab curl python3; do
-	command -v $t >/dev/null || skip "$t missing (mk/deps.sh packages installs it)"
-done
-NS=lgs-$$
-tmp=$(mktemp -d)
-pid=""
-trap '[ -s "$tmp/qemu.pid" ] && kill "$(cat "$tmp/qemu.pid")" 2>/dev/null
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
-netns_create "$NS" || skip "cannot create a network namespace here"
-NET_EXEC=(ip netns exec "$NS")
+linux_test slowhttptest ab curl python3
+tap_netns lgs
 url=http://$NETNS_GUEST_IP
 
 for mode in ${SLOW_ONLY:-$SLOW_MODES}; do # SLOW_ONLY=MODE: one of them
@@ -31,8 +20,8 @@ for mode in ${SLOW_ONLY:-$SLOW_MODES}; do # SLOW_ONLY=MODE: one of them
 	echo "== $mode"
 	rm -f "$tmp/qemu.pid"
 	"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 250 \
-		--append "console=ttyS0 quiet panic=-1 ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- -p 80 -s" \
-		"$kernel" "$initrd" -- -pidfile "$tmp/qemu.pid" </dev/null >"$tmp/console" 2>&1 &
+		--append "console=ttyS0 quiet panic=-1 $NETNS_GUEST_NET -- -p 80 -s" \
+		"$LG_KERNEL" "$LG_INITRD" -- -pidfile "$tmp/qemu.pid" </dev/null >"$tmp/console" 2>&1 &
 	pid=$!
 	guest_wait_http "$url/" 150 "$pid" || { cat "$tmp/console"; fail "no HTTP answer from the Linux guest"; }
 	ab_load "$url/" 200 8 -k || fail "warm-up load failed"

@@ -12,11 +12,9 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
-command -v python3 >/dev/null && command -v ab >/dev/null && command -v curl >/dev/null ||
-	skip "python3, ab or curl missing"
+needs python3 ab curl
 FLOOD=$ROOT/tests/integration/lib/flood.py
-uk_tap_start "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s"
-guest_wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
+uk_tap_serve "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s"
 
 show_fail() { uk_tap_stop >/dev/null; tail -n 30 "$UK_TMP/console"; fail "$@"; }
 

@@ -7,10 +7,7 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
-IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
-[ -f "$IMAGE" ] || fail "no $IMAGE"
-tmp=$(mktemp -d)
-trap 'guest_kill; rm -rf "$tmp"' EXIT
+uk_test httpd curl ab
 port=$(free_port)
 url=http://127.0.0.1:$port
 

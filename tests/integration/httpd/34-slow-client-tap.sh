@@ -5,9 +5,8 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
-command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
-uk_tap_start "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s -t 2"
-guest_wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
+needs python3 curl
+uk_tap_serve "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s -t 2"
 
 "${NET_EXEC[@]}" python3 - "$NETNS_GUEST_IP" <<'PY' || { tr -d '\r' <"$UK_TMP/console"; fail "slow-client check failed"; }
 import socket, subprocess, sys, time

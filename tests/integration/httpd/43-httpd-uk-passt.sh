@@ -12,12 +12,7 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
-IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
-[ -f "$IMAGE" ] || fail "no $IMAGE"
-command -v passt >/dev/null || skip "passt is not installed (mk/deps.sh packages)"
-command -v ab >/dev/null && command -v curl >/dev/null || skip "ab or curl missing"
-tmp=$(mktemp -d)
-trap 'guest_kill; rm -rf "$tmp"' EXIT
+uk_test httpd passt ab curl
 port=$(free_port)
 url=http://127.0.0.1:$port
 

@@ -7,6 +7,17 @@
 #   fail MSG                 print MSG, exit 1
 #   needs TOOL...            skip ("TOOL missing", which mk/deps.sh installs)
 #                            unless every TOOL is installed
+#   test_tmp                 tmp, a fresh folder, and the test's clean-up at exit
+#                            (test_cleanup): what it started killed (guest_kill;
+#                            and $pid, with the QEMU whose pid is in
+#                            $tmp/qemu.pid, where the test starts its own), the
+#                            namespace NET_NS deleted, tmp removed
+#   uk_test IMAGE TOOL...    a unikernel test's start: IMAGE, apps/IMAGE.elf
+#                            under $BUILD, and LOADER (FAIL when not built), then
+#                            needs TOOL..., then test_tmp
+#   linux_test TOOL...       a Linux guest test's start: LG_KERNEL and LG_INITRD,
+#                            the guest's (skips when not built: make
+#                            linux-guest), then needs TOOL..., then test_tmp
 #   HELLO_BODY, HTTPD_HEAD200, NGINX_HEAD200, HTTPD_HELLO
 #                            (printf's formats) httpd's body for GET /; the head
 #                            of its 200 up to the blank line, from httpd and
@@ -74,9 +85,17 @@
 #   linux_bench_stop APP WHO linux_tap_stop; fails unless the status is 0, init ran
 #                            /bin/APP and saw it exit 0, and "WHO: stopped (shutdown
 #                            request)" is on the console
-#   uk_tap_start IMAGE ARGS  boot a unikernel image in a fresh namespace on its tap,
-#                            static address, app argv ARGS; sets NET_EXEC, UK_URL,
-#                            UK_PID, UK_TMP (console in $UK_TMP/console); cleans up at exit
+#   uk_tap_start IMAGE ARGS [KERNEL-OPTIONS]
+#                            boot a unikernel image in a fresh namespace on its tap,
+#                            static address and KERNEL-OPTIONS, app argv ARGS,
+#                            ended by qemu-run after UK_TIMEOUT s (default 120);
+#                            with UK_CONSOLE_IN=1 its console input is a fifo held
+#                            on GUEST_CONSOLE_FD (Ctrl-T there prints its
+#                            counters); sets NET_EXEC, UK_URL, UK_PID, UK_TMP
+#                            (console in $UK_TMP/console); cleans up at exit
+#   uk_tap_serve IMAGE ARGS [KERNEL-OPTIONS]
+#                            uk_tap_start, then until httpd's first answer (60 s;
+#                            else FAIL with the console)
 #   uk_tap_stop              GET /__shutdown, wait; UK_RC = exit status, console
 #                            (CRs removed) printed and left in $UK_TMP/console
 # Traffic goes only to 127.0.0.1 or into namespaces the tests create.
@@ -94,6 +113,34 @@ needs() {
 	for t in "$@"; do
 		command -v "$t" >/dev/null || skip "$t missing (mk/deps.sh packages installs it)"
 	done
+}
+
+test_tmp() {
+	tmp=$(mktemp -d) pid=""
+	trap test_cleanup EXIT
+}
+
+test_cleanup() {
+	[ -s "$tmp/qemu.pid" ] && kill "$(cat "$tmp/qemu.pid")" 2>/dev/null
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	guest_kill
+	netns_destroy "$NET_NS"
+	rm -rf "$tmp"
+}
+
+uk_test() {
+	IMAGE=$ROOT/$BUILD/apps/$1.elf LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
+	shift
+	[ -f "$IMAGE" ] || fail "no $IMAGE"
+	needs "$@"
+	test_tmp
+}
+
+linux_test() {
+	LG_KERNEL=$ROOT/$BUILD/linux/vmlinux LG_INITRD=$ROOT/$BUILD/linux/initrd.img
+	[ -f "$LG_KERNEL" ] && [ -f "$LG_INITRD" ] || skip "Linux guest not built (make linux-guest)"
+	needs "$@"
+	test_tmp
 }
 
 HELLO_BODY='Hello from httpd, a poll()-based server.\n'
@@ -308,20 +355,27 @@ linux_guest_check() {
 }
 
 uk_tap_start() {
-	local image=$1 args=$2
+	local image=$1 args=$2 kopts=${3:-}
 	[ -f "$image" ] || fail "no $image"
 	UK_TMP=$(mktemp -d) UK_PID=""
 	trap 'guest_kill; netns_destroy "$NET_NS"; rm -rf "$UK_TMP"' EXIT
 	tap_netns uk
 	UK_URL=http://$NETNS_GUEST_IP
-	guest_start "$UK_TMP/console" "" "${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 120 \
-		--append "$NETNS_GUEST_NET -- $args" "$ROOT/$BUILD/loader/loader.elf" "$image"
+	[ "${UK_CONSOLE_IN:-}" != 1 ] || guest_console_in "$UK_TMP/console-in" || fail "no fifo for the console input"
+	guest_start "$UK_TMP/console" "" "${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" \
+		--timeout "${UK_TIMEOUT:-120}" --append "$NETNS_GUEST_NET $kopts -- $args" \
+		"$ROOT/$BUILD/loader/loader.elf" "$image"
 	UK_PID=$GUEST_PID
+}
+
+uk_tap_serve() {
+	uk_tap_start "$@"
+	guest_wait_http "$UK_URL/" 60 "$UK_PID" || { cat "$UK_TMP/console"; fail "no HTTP answer"; }
 }
 
 uk_tap_stop() {
 	"${NET_EXEC[@]}" curl -s -m 5 "$UK_URL/__shutdown" >/dev/null
-	guest_wait_exit 130 # qemu-run's --timeout ends it before
+	guest_wait_exit $((${UK_TIMEOUT:-120} + 10)) # qemu-run's --timeout ends it before
 	UK_RC=$GUEST_RC
 	UK_PID=""
 	tr -d '\r' <"$UK_TMP/console" >"$UK_TMP/c" && mv "$UK_TMP/c" "$UK_TMP/console"
