@@ -202,12 +202,7 @@ done
 "${NET_EXEC[@]}" curl -s -m 5 "$url/" >"$tmp/got" && [ "$(wc -c <"$tmp/got")" = 41 ] || die "no answer after the frames"
 
 echo "== idle: the floor parks"
-qpid=$(cat "$tmp/qemu.pid")
-ticks() { awk '{ print $14 + $15 }' "/proc/$qpid/stat"; }
-t0=$(ticks)
-sleep 3
-t1=$(ticks)
-pct=$(awk -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", 100 * d / hz / 3 }')
+pct=$(cpu_share "$(cat "$tmp/qemu.pid")" 3)
 echo "   QEMU used $pct% of a core in 3 s"
 awk -v p="$pct" 'BEGIN { exit !(p < 3.0) }' || die "QEMU used $pct% of a core while the floor was idle"
 

@@ -25,15 +25,9 @@ expect_get "$url/" "$tmp/got" "$HTTPD_HELLO"
 ab_load "$url/" 1000 8 -k || { cat "$tmp/console"; fail "ab -k: did not finish, or incomplete, failed or non-2xx requests"; }
 
 # Idle: QEMU's CPU time (user + system ticks) over 5 s.
-qpid=$GUEST_QEMU_PID
-ticks() { awk '{ print $14 + $15 }' "/proc/$qpid/stat"; }
-hz=$(getconf CLK_TCK)
 sleep 1
-t0=$(ticks)
-sleep 5
-t1=$(ticks)
-pct=$(awk -v d=$((t1 - t0)) -v hz="$hz" 'BEGIN { printf "%.1f", 100 * d / hz / 5 }')
-echo "idle: QEMU used $((t1 - t0)) ticks in 5 s = $pct% of a core"
+pct=$(cpu_share "$GUEST_QEMU_PID" 5)
+echo "idle: QEMU used $pct% of a core in 5 s"
 awk -v p="$pct" 'BEGIN { exit !(p < 3.0) }' || fail "QEMU used $pct% of a core while the guest was idle"
 
 curl -s -m 5 "$url/__shutdown" >/dev/null

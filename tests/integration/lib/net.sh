@@ -38,6 +38,9 @@
 #                            address for a client), NET_PORTS (the client's port
 #                            for each PORT, in order) and NET_GUEST (the kernel
 #                            options of the guest's address)
+#   cpu_share PID SECS       the share of a core (a percentage, one decimal) that
+#                            process PID (QEMU) uses over the next SECS seconds,
+#                            from its user and system ticks
 #   native_start LOG CMD...  a server on the host, CMD -a 127.0.0.1 -p PORT
 #                            (a free port) in the background, its output in LOG,
 #                            until it answers GET / (10 s; else FAIL with LOG);
@@ -173,6 +176,14 @@ net_backend() {
 		done
 		NET_HOST=127.0.0.1 NET_GUEST=$USER_GUEST_NET
 	fi
+}
+
+cpu_share() {
+	local pid=$1 secs=$2 t0 t1
+	t0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+	sleep "$secs"
+	t1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+	awk -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v s="$secs" 'BEGIN { printf "%.1f", 100 * d / hz / s }'
 }
 
 native_start() {
