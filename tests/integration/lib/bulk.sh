@@ -11,6 +11,13 @@
 #       the number after LABEL on the console's line starting LINE-PREFIX
 #   expect_counter LINE-PREFIX LABEL OP VALUE
 #       fail unless that number OP VALUE (-eq, -gt, ...)
+#   expect_offloads WORDS MSG
+#       fail with MSG unless the console's "virtio-net: offloads" line
+#       begins with WORDS ("tx-csum on rx-csum on tx-tso4 off rx-tso4 off")
+#   expect_no_offloads MSG
+#       none negotiated (expect_offloads, all off) and none used: no TCP
+#       checksum left to the device or skipped on receipt, no segment run
+#       sent or received whole, no checksum error in lwIP
 # Traffic goes only to 127.0.0.1 or into the namespace made here.
 
 . "${ROOT:-.}/tests/integration/lib/net.sh"
@@ -53,4 +60,17 @@ expect_counter() {
 	[ -n "$v" ] || fail "no counter '$2' on the line '$1'"
 	[ "$v" "$3" "$4" ] || fail "'$1 ... $2' is $v, expected $3 $4"
 	echo "ok: $2 = $v ($3 $4)"
+}
+
+expect_offloads() {
+	grep -q "^virtio-net: offloads $1;" "$BULK_TMP/console" || fail "$2"
+}
+
+expect_no_offloads() {
+	expect_offloads "tx-csum off rx-csum off tx-tso4 off rx-tso4 off" "$1"
+	expect_counter "net: offloads" "tx csum" -eq 0
+	expect_counter "net: offloads" "tx gso frames" -eq 0
+	expect_counter "net: offloads" "rx csum skipped" -eq 0
+	expect_counter "net: offloads" "rx gso" -eq 0
+	expect_counter "lwip tcp" "chkerr" -eq 0
 }
