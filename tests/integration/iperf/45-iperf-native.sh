@@ -23,13 +23,10 @@ IPERF_ADDR=127.0.0.1 IPERF_PORT=$(free_port) IPERF_CONSOLE=$tmp/console
 IPERF_PID=$!
 iperf_wait_listening 10
 
-M256=$((256 * 1024 * 1024))
-iperf_transfer "--bytes $M256" -n 256M
-iperf_transfer "--bytes $M256 --reverse" -n 256M -R
-iperf_transfer "--bytes $M256 --streams 4" -n 256M -P 4
-iperf_transfer "--bytes $M256 --streams 4 --reverse" -n 256M -P 4 -R
-iperf_transfer "--bytes $((16 * 1024 * 1024)) --len 256" -n 16M -l 256 -N
-iperf_transfer "--bytes $((16 * 1024 * 1024)) --len 256 --reverse" -n 16M -l 256 -N -R
+M=$((1024 * 1024))
+iperf_both_ways "--bytes $((256 * M))" -n 256M
+iperf_both_ways "--bytes $((256 * M)) --streams 4" -n 256M -P 4
+iperf_both_ways "--bytes $((16 * M)) --len 256" -n 16M -l 256 -N
 # -k: the server sends exactly 1000 writes of 1000 bytes; iperf3's client
 # stops after 1000 reads, which may hold less (it counts reads as blocks).
 iperf_transfer "--bytes $((1000 * 1000)) --len 1000 --reverse --receiver-may-lag" -k 1000 -l 1000 -R
@@ -51,8 +48,7 @@ out=$(python3 "$ROOT/tests/integration/lib/iperf_hostile.py" 127.0.0.1 "$IPERF_P
 	{ echo "$out"; fail "a malformed message got the wrong answer"; }
 echo "$out"
 kill -0 "$IPERF_PID" || fail "the server died"
-iperf_transfer "--bytes $((32 * 1024 * 1024))" -n 32M
-iperf_transfer "--bytes $((32 * 1024 * 1024)) --reverse" -n 32M -R
+iperf_both_ways "--bytes $((32 * M))" -n 32M
 
 echo "== shutdown cookie, counters"
 iperf_shutdown

@@ -12,12 +12,9 @@ ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu
 iperf_uk_boot tap 280 "%NET% -- -s"
 
 M=$((1024 * 1024))
-iperf_transfer "--bytes $((256 * M))" -n 256M
-iperf_transfer "--bytes $((256 * M)) --reverse" -n 256M -R
-iperf_transfer "--bytes $((64 * M)) --streams 4" -n 64M -P 4
-iperf_transfer "--bytes $((64 * M)) --streams 4 --reverse" -n 64M -P 4 -R
-iperf_transfer "--bytes $((8 * M)) --len 256" -n 8M -l 256 -N
-iperf_transfer "--bytes $((8 * M)) --len 256 --reverse" -n 8M -l 256 -N -R
+iperf_both_ways "--bytes $((256 * M))" -n 256M
+iperf_both_ways "--bytes $((64 * M)) --streams 4" -n 64M -P 4
+iperf_both_ways "--bytes $((8 * M)) --len 256" -n 8M -l 256 -N
 
 iperf_uk_stop 'tests 6, done 6, refused 0, client terminated 0; bad cookie 0, bad length 0, bad json 0, bad state 0, busy 0, timed out 0, closed early 0, socket errors 0' \
 	'resets 0;'

@@ -11,8 +11,7 @@ iperf_uk_boot user 200 "-- -s"
 iperf_console | contains -E '^net: .* \(dhcp\)$' || { iperf_console; fail "no DHCP address line"; }
 
 M=$((1024 * 1024))
-iperf_transfer "--bytes $((256 * M))" -n 256M
-iperf_transfer "--bytes $((256 * M)) --reverse" -n 256M -R
+iperf_both_ways "--bytes $((256 * M))" -n 256M
 
 iperf_uk_stop 'tests 2, done 2, refused 0, client terminated 0; bad cookie 0, bad length 0, bad json 0, bad state 0, busy 0, timed out 0, closed early 0, socket errors 0' \
 	'resets 0;'

@@ -22,8 +22,7 @@ M=$((1024 * 1024))
 echo "=== our server in the Linux guest"
 iperf_boot tap 200 "$KERNEL" "$INITRD" "$LINUX app=iperf %NET% -- -s"
 iperf_wait_listening 150
-iperf_transfer "--bytes $((64 * M))" -n 64M
-iperf_transfer "--bytes $((64 * M)) --reverse" -n 64M -R
+iperf_both_ways "--bytes $((64 * M))" -n 64M
 iperf_transfer "--bytes $((32 * M)) --streams 4 --reverse" -n 32M -P 4 -R
 iperf_transfer "--bytes $((4 * M)) --len 256" -n 4M -l 256 -N
 iperf_guest_stop

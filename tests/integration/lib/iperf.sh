@@ -13,6 +13,8 @@
 #                                 is check options (e.g. "--bytes 268435456
 #                                 --reverse"); fails the test on a miss and
 #                                 prints how long the transfer took
+#   iperf_both_ways WHAT ARGS...  iperf_transfer WHAT ARGS..., then the same
+#                                 reversed (WHAT --reverse, ARGS... -R)
 #   iperf_client_only WHAT ARGS...   the same without a server line to compare
 #                                 (Debian's iperf3 -s prints none of ours)
 #   iperf_shutdown                sends the server's shutdown cookie (-s)
@@ -84,6 +86,13 @@ iperf_transfer() {
 		{ echo "$out"; cat "$IPERF_JSON" | head -c 3000; rm -f "$IPERF_JSON"; fail "iperf3 $*"; }
 	echo "$out (${IPERF_SECS}s)"
 	rm -f "$IPERF_JSON"
+}
+
+iperf_both_ways() {
+	local what=$1
+	shift
+	iperf_transfer "$what" "$@"
+	iperf_transfer "$what --reverse" "$@" -R
 }
 
 iperf_client_only() {
