@@ -15,6 +15,7 @@ uk_tap_serve "$ROOT/$BUILD/apps/httpd.elf" "-p 80 -s -t 3"
 import socket, struct, subprocess, sys, time
 host = sys.argv[1]
 sys.path.insert(0, sys.argv[2])
+from client import read_to_close
 from flood import tcp_packet
 req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
 
@@ -34,13 +35,8 @@ for i in range(20):  # half-close: the answer still comes, then the server's FIN
     s = socket.create_connection((host, 80), timeout=5)
     s.sendall(req)
     s.shutdown(socket.SHUT_WR)
-    got = b""
-    while True:
-        d = s.recv(4096)
-        if not d:
-            break
-        got += d
-    assert got.startswith(b"HTTP/1.1 200 OK") and got.endswith(b"server.\n"), f"half-close answer {got!r}"
+    got, _, reset = read_to_close(s, 5)
+    assert not reset and got.startswith(b"HTTP/1.1 200 OK") and got.endswith(b"server.\n"), f"half-close answer {got!r}"
     s.close()
 print("20 half-closes: each answered, then closed by the server")
 

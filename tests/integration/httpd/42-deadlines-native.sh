@@ -38,8 +38,9 @@ stop() { # sets line to httpd's counters
 }
 
 start -r 2 -w 2 -t 30 -c 4
-python3 - "$port" <<'PY' || fail "deadlines"
+PYTHONPATH=$ROOT/tests/integration/lib python3 - "$port" <<'PY' || fail "deadlines"
 import socket, sys, time
+from client import read_to_close as answer
 port = int(sys.argv[1])
 
 def conn(rcvbuf=None):
@@ -49,41 +50,35 @@ def conn(rcvbuf=None):
     s.connect(("127.0.0.1", port))
     return s
 
-def answer(s, timeout):
-    """Everything until the server closes (or resets): (bytes, seconds, reset)."""
-    s.settimeout(timeout)
-    t, data, reset = time.monotonic(), b"", False
-    try:
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            data += d
-    except ConnectionResetError:
-        reset = True
-    return data, time.monotonic() - t, reset
-
 def check(cond, what):
     if not cond:
         print("FAIL:", what)
         sys.exit(1)
 
+def trickle(s, t0, secs, piece):
+    """Sends piece (none: nothing) and reads, each wait bounded by s's
+    timeout, until the server closes or fails the connection, or secs from
+    t0: what it answered."""
+    got = b""
+    while time.monotonic() - t0 < secs:
+        try:
+            if piece:
+                s.sendall(piece)
+            d = s.recv(4096)
+            if not d:
+                break
+            got += d
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+    return got
+
 # A head trickled a line every 0.5 s: 408 at the deadline, 2 s from accept.
 s, t0 = conn(), time.monotonic()
 s.sendall(b"GET / HTTP/1.1\r\n")
-got = b""
 s.settimeout(0.5)
-while time.monotonic() - t0 < 5:
-    try:
-        s.sendall(b"X-Slow: x\r\n")
-        d = s.recv(4096)
-        if not d:
-            break
-        got += d
-    except socket.timeout:
-        continue
-    except OSError:
-        break
+got = trickle(s, t0, 5, b"X-Slow: x\r\n")
 took = time.monotonic() - t0
 check(got.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), f"trickled head: {got[:60]!r}")
 check(1.5 < took < 4.5, f"trickled head answered after {took:.1f} s, want about 2")
@@ -111,20 +106,8 @@ print("a keep-alive connection idle for 3 s: still served")
 for name, step in (("stops", None), ("trickles", 0.3)):
     s, t0 = conn(), time.monotonic()
     s.sendall(b"POST / HTTP/1.1\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100)
-    got = b""
     s.settimeout(step or 5)
-    while time.monotonic() - t0 < 6:
-        try:
-            if step:
-                s.sendall(b"y" * 10)
-            d = s.recv(4096)
-            if not d:
-                break
-            got += d
-        except socket.timeout:
-            continue
-        except OSError:
-            break
+    got = trickle(s, t0, 6, b"y" * 10 if step else None)
     took = time.monotonic() - t0
     check(got.startswith(b"HTTP/1.1 408 Request Timeout\r\n") and 1.5 < took < 4.5,
           f"a body that {name}: {got[:40]!r} after {took:.1f} s")
@@ -176,23 +159,18 @@ stop
 
 echo "== connections that sent nothing are evicted only after 10 s"
 start -r 60 -c 4
-python3 - "$port" <<'PY' || fail "silent eviction"
+PYTHONPATH=$ROOT/tests/integration/lib python3 - "$port" <<'PY' || fail "silent eviction"
 import socket, sys, time
+from client import read_to_close
 port = int(sys.argv[1])
 silent = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
 time.sleep(0.5)
 t0 = time.monotonic()
 s = socket.create_connection(("127.0.0.1", port))
 s.sendall(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
-s.settimeout(20)
-data = b""
-while True:
-    d = s.recv(4096)
-    if not d:
-        break
-    data += d
+data, _, reset = read_to_close(s, 20)
 took = time.monotonic() - t0
-if not data.startswith(b"HTTP/1.1 200 OK") or not 8 < took < 13:
+if reset or not data.startswith(b"HTTP/1.1 200 OK") or not 8 < took < 13:
     print(f"FAIL: newcomer behind 4 silent connections: {data[:40]!r} after {took:.1f} s, want about 10")
     sys.exit(1)
 print(f"a newcomer behind 4 silent connections: answered after {took:.1f} s")

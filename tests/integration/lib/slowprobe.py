@@ -15,9 +15,10 @@ import sys
 import threading
 import time
 
+from client import HELLO, read_to_close
+
 HOST, PORT, STOP, MAXSECS = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 LIMIT = 5.0
-BODY = b"Hello from httpd, a poll()-based server.\n"
 results = []
 
 
@@ -25,16 +26,10 @@ def fetch(i, t0):
     ok = False
     try:
         s = socket.create_connection((HOST, PORT), timeout=LIMIT)
-        s.settimeout(max(0.1, LIMIT - (time.monotonic() - t0)))
         s.sendall(b"GET / HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n")
-        data = b""
-        while True:
-            d = s.recv(4096)
-            if not d:
-                break
-            data += d
+        data, _, reset = read_to_close(s, max(0.1, LIMIT - (time.monotonic() - t0)))
         s.close()
-        ok = data.startswith(b"HTTP/1.1 200 OK\r\n") and data.endswith(BODY)
+        ok = not reset and data.startswith(b"HTTP/1.1 200 OK\r\n") and data.endswith(HELLO)
     except OSError:
         pass
     results.append((i, time.monotonic() - t0, ok))
