@@ -17,24 +17,16 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/hostile.sh"
-command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
 
 # At exit the guard's counter (net/stats.c, "net: guards:" on the console),
 # "beyond window", must show the segment refused.
-attack() {
-	hostile_boot "$1"
-
-	"${NET_EXEC[@]}" python3 - "$NETNS_TAP" "$NETNS_GUEST_IP" "$ROOT/tests/integration/lib" "$UK_TMP/console" <<'PY' || hostile_failed "window-edge attack"
-import functools, sys
-tap, host, lib, console = sys.argv[1:5]
-sys.path.insert(0, lib)
-import attack
+hostile_attack "window-edge attack" "beyond window" "the segment beyond the window was not counted" <<'PY'
+import sys
+from attack import Guest
 from rawtcp import seq_add, seq_diff
 
-panicked = functools.partial(attack.panicked, console)
-served = functools.partial(attack.served, host)
-
-c = attack.stalled_request(tap, host)
+guest = Guest()
+c = guest.stalled_request()
 if c.peer_wscale == 0:
     sys.exit("the guest's SYN-ACK does not scale its window")
 fill_from, right = c.snd_nxt, c.right_edge()
@@ -48,23 +40,13 @@ c.send(b"o" * 1000, seq=ooseq_at, window=0)
 # The gap, in order, in segments of 1,400 bytes (the last one shorter).
 gap = seq_diff(ooseq_at, fill_from)
 sizes = [1400] * (gap // 1400) + ([gap % 1400] if gap % 1400 else [])
-filled = c.push(fill_from, sizes, fill=b"g", stop=panicked)
+filled = c.push(fill_from, sizes, fill=b"g", stop=guest.panicked)
 print(f"{len(sizes)} in-order segments fill the gap of {gap} bytes; the guest acknowledges {filled}")
-if panicked():
+if guest.panicked():
     sys.exit("the guest panicked while the gap was filled")
 if filled < gap:
     sys.exit("the guest stopped acknowledging the in-order data inside its window")
 
-for _ in range(3):
-    served("the attacker's connection open")
-print("3 other clients served while the attacker's connection is open")
-c.reset()
-served("after the attacker's reset")
-print("served after the attacker's reset")
+guest.served_around_reset(c, "is open")
 PY
-
-	hostile_exit "beyond window" "the segment beyond the window was not counted"
-}
-
-hostile_each_image attack
 echo "all good"

@@ -19,35 +19,27 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/hostile.sh"
-command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
 
 # At exit the guard's counter (net/stats.c, "net: guards:" on the console),
 # "rx cap refused" (segments refused because one socket held its most
 # receive buffers), must show the attack refused.
-attack() {
-	hostile_boot "$1"
-
-	"${NET_EXEC[@]}" python3 - "$NETNS_TAP" "$NETNS_GUEST_IP" "$ROOT/tests/integration/lib" "$UK_TMP/console" <<'PY' || hostile_failed "receive-pinning attack"
-import functools, sys
-tap, host, lib, console = sys.argv[1:5]
-sys.path.insert(0, lib)
-import attack
+hostile_attack "receive-pinning attack" "rx cap refused" "no attacker's segment counted as refused" pools <<'PY'
+import sys
+from attack import Guest
 from rawtcp import seq_add, seq_diff
 
-panicked = functools.partial(attack.panicked, console)
-served = functools.partial(attack.served, host)
-
-c = attack.stalled_request(tap, host)
+TOTAL = 3000  # one-byte segments first
+guest = Guest()
+c = guest.stalled_request()
 base, right = c.snd_nxt, c.right_edge()
 print(f"request acknowledged under a zero window; the guest's window {seq_diff(right, base)} bytes")
 
 # One byte a segment, 32 at a time (lib/rawtcp.py's push: each burst from
 # where the guest's ack stands; three bursts in a row that move it no
 # further mean the guest stopped taking them).
-TOTAL = 3000
-acked = c.push(base, [1] * TOTAL, fill=b"b", burst=32, stop=panicked)
+acked = c.push(base, [1] * TOTAL, fill=b"b", burst=32, stop=guest.panicked)
 print(f"the guest acknowledged {acked} of {TOTAL} one-byte segments")
-if panicked():
+if guest.panicked():
     sys.exit("the guest panicked under the attack")
 
 # A guest that copies small pieces together holds those 3,000 bytes in a
@@ -63,22 +55,12 @@ if acked == TOTAL:
     while used + (1 if len(sizes) % 2 == 0 else 1400) <= room:
         sizes.append(1 if len(sizes) % 2 == 0 else 1400)
         used += sizes[-1]
-    more = c.push(start, sizes, fill=b"m", burst=32, stop=panicked)
+    more = c.push(start, sizes, fill=b"m", burst=32, stop=guest.panicked)
     print(f"then 1- and 1,400-byte segments by turns: the guest acknowledged {more} of {used} bytes "
           f"({len(sizes)} segments)")
-    if panicked():
+    if guest.panicked():
         sys.exit("the guest panicked under the attack")
 
-for _ in range(3):
-    served("the attacker's connection holding")
-print("3 other clients served while the attacker's connection holds its data")
-c.reset()
-served("after the attacker's reset")
-print("served after the attacker's reset")
+guest.served_around_reset(c, "holds its data")
 PY
-
-	hostile_exit "rx cap refused" "no attacker's segment counted as refused" pools
-}
-
-hostile_each_image attack
 echo "all good"

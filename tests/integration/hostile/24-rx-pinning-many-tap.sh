@@ -29,39 +29,29 @@
 set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/hostile.sh"
-command -v python3 >/dev/null && command -v curl >/dev/null || skip "python3 or curl missing"
 
 # The guard's counter (net/stats.c, "net: guards:" on the console): segments
 # refused because receive memory was short and their socket held more than
 # its fair share.
-GUARD_NAME='rx pressure refused'
+hostile_attack "receive-pinning attack, 8 connections" "rx pressure refused" \
+	"no attacker's segment counted as refused" pools <<'PY'
+import re, subprocess, sys, time
+from attack import Guest
+from rawtcp import seq_add, seq_diff
 
-attack() {
-	hostile_boot "$1"
-
-	"${NET_EXEC[@]}" python3 - "$NETNS_TAP" "$NETNS_GUEST_IP" "$ROOT/tests/integration/lib" \
-		"$UK_TMP/console" "$HOSTILE_CONSOLE_IN" "$GUARD_NAME" <<'PY' || hostile_failed "receive-pinning attack, 8 connections"
-import functools, re, subprocess, sys, time
-tap, host, lib, console, console_in, guard_name = sys.argv[1:7]
-sys.path.insert(0, lib)
-import attack
-from rawtcp import Connection, Link, neighbour_address, seq_add, seq_diff
-
+guest = Guest()
+host, guard_name, link = guest.host, guest.guard, guest.link
 CONNS, PIECE = 8, 1025
-
-console_lines = functools.partial(attack.console_lines, console)
-panicked = functools.partial(attack.panicked, console)
-served = functools.partial(attack.served, host)
 
 def counters():
     """The guest's counters now (Ctrl-T on its console input): the guard's
     count, and the receive buffers held (pool pbufs and lent buffers)."""
-    before = sum(line.startswith("pools:") for line in console_lines())
-    with open(console_in, "wb", buffering=0) as f:
+    before = sum(line.startswith("pools:") for line in guest.console_lines())
+    with open(guest.console_in, "wb", buffering=0) as f:
         f.write(b"\x14")
     end = time.monotonic() + 10
     while time.monotonic() < end:
-        lines = console_lines()
+        lines = guest.console_lines()
         if sum(line.startswith("pools:") for line in lines) > before:
             guards = [l for l in lines if l.startswith("net: guards:")][-1]
             pools = [l for l in lines if l.startswith("pools:")][-1]
@@ -80,14 +70,10 @@ def uploaded(when):
         sys.exit(f"{when}: a POST of 20 KiB got no answer (curl exit {r.returncode}, "
                  f"status {r.stdout.decode(errors='replace') or 'none'})")
 
-link = Link(tap, neighbour_address(host), host)
-conns = [Connection(link, 80, sport=41000 + k, wscale=7) for k in range(CONNS)]
-plans = {}
-for c in conns:
-    c.connect(window=0)
-    c.send(b"GET /bytes/1073741824 HTTP/1.1\r\nHost: x\r\n\r\n", window=0)
-    if not c.wait_acked(c.snd_nxt, 10):
-        sys.exit(f"port {c.sport}: the request was never acknowledged")
+conns, plans = [], {}
+for k in range(CONNS):
+    c = guest.stalled_request(sport=41000 + k)
+    conns.append(c)
     base, right = c.snd_nxt, c.right_edge()
     plans[c] = (base, [PIECE] * (seq_diff(right, base) // PIECE))
 print(f"{CONNS} requests acknowledged under a zero window; each window "
@@ -110,7 +96,7 @@ def push_all(burst=32, timeout=2.0, stall_limit=3):
     def active(c):
         s = st[c]
         return s["i"] < len(s["pieces"]) and s["stalls"] < stall_limit and not c.reset_by_peer
-    while any(active(c) for c in conns) and not panicked():
+    while any(active(c) for c in conns) and not guest.panicked():
         goal, before = {}, {}
         for c in filter(active, conns):
             s = st[c]
@@ -135,7 +121,7 @@ def push_all(burst=32, timeout=2.0, stall_limit=3):
     return {c: st[c]["i"] for c in conns}
 
 took = push_all()
-if panicked():
+if guest.panicked():
     sys.exit("the guest panicked under the attack")
 print("pieces acknowledged per connection: " + ", ".join(
     f"{took[c]}/{len(plans[c][1])}" for c in conns) + f" ({sum(took.values())} in all)")
@@ -151,7 +137,7 @@ print(f"while the {CONNS} connections hold their data: {guard_name} {refused}; "
 
 # Other clients first (what the guard is for), then its count.
 for _ in range(3):
-    served(f"the {CONNS} attackers' connections holding")
+    guest.served(f"the {CONNS} attackers' connections holding")
 uploaded(f"the {CONNS} attackers' connections holding")
 for c in conns:
     c.poll(0.1)
@@ -162,13 +148,8 @@ if refused < 1:
     sys.exit(f"no attacker's piece refused for memory pressure ({guard_name} {refused})")
 for c in conns:
     c.reset()
-served("after the attacker's resets")
+guest.served("after the attacker's resets")
 uploaded("after the attacker's resets")
 print("served after the attacker's resets")
 PY
-
-	hostile_exit "$GUARD_NAME" "no attacker's segment counted as refused" pools
-}
-
-hostile_each_image attack
 echo "all good"

@@ -1,28 +1,29 @@
 # lib/hostile.sh: the frame of the hand-made TCP attacks (hostile/22-24;
 # sourced). Each attack runs against a fresh httpd on tap, once for
 # httpd.elf and once for the release build httpd-all.elf when it has been
-# built; what it sends is the test's own (Python on lib/rawtcp.py, checks
-# from lib/attack.py).
+# built; what it sends is the test's own Python (on lib/rawtcp.py, with
+# lib/attack.py's Guest).
 #
 # Offers (besides lib/net.sh):
-#   hostile_each_image ATTACK  ATTACK IMAGE for each image, in a subshell of
-#                              its own; stops at the first that fails
-#   hostile_boot IMAGE         "== IMAGE"; a console input fifo
-#                              ($HOSTILE_CONSOLE_IN: Ctrl-T there prints the
-#                              counters); httpd on tap (uk_tap_start) with
-#                              deadlines far beyond the test (-t 60 -w 60), so
-#                              an attacker's connection stays until its own
-#                              reset; waits for its first answer
-#   hostile_failed MSG         a guest still running is asked for its
-#                              counters; the console's last lines, any panic,
-#                              then FAIL
-#   hostile_exit GUARD MSG [pools]
-#                              the shutdown request (uk_tap_stop): exit status
-#                              0, no panic, the exit's sockets line open 0,
-#                              with `pools` every pool back at exit; the
-#                              guard's counter GUARD (its name before the
-#                              number on the console's last "net: guards:"
-#                              line, net/stats.c) at least 1, else FAIL MSG
+#   hostile_attack WHAT GUARD MSG [pools]
+#       the whole test (python3 and curl needed, else skip): the attack's
+#       Python, read from stdin, against each image, each in a subshell of
+#       its own, stopping at the first that fails. For each image:
+#         - "== IMAGE"; httpd on tap (uk_tap_start) with deadlines far
+#           beyond the test (-t 60 -w 60), so that an attacker's connection
+#           stays until its own reset, its console input a fifo (Ctrl-T
+#           there prints the counters); its first answer
+#         - the Python inside the namespace, lib/ on its path, as `python3 -
+#           TAP HOST CONSOLE CONSOLE-INPUT GUARD` (what attack.py's Guest
+#           reads); its failure is hostile_failed WHAT
+#         - the shutdown request (uk_tap_stop): exit status 0, no panic, the
+#           exit's sockets line open 0, with `pools` every pool back at
+#           exit; the guard's counter GUARD (its name before the number on
+#           the console's last "net: guards:" line, net/stats.c) at least 1,
+#           else FAIL MSG
+#   hostile_failed MSG
+#       a guest still running is asked for its counters; the console's last
+#       lines, any panic, then FAIL MSG
 
 . "${ROOT:-.}/tests/integration/lib/net.sh"
 
@@ -37,15 +38,17 @@ hostile_failed() {
 	fail "$1"
 }
 
-hostile_boot() {
-	echo "== $(basename "$1")"
-	guest_console_in "$HOSTILE_CONSOLE_IN" || fail "no fifo for the console input"
-	uk_tap_start "$1" "-p 80 -s -t 60 -w 60"
+# hostile_once IMAGE WHAT GUARD MSG POOLS SCRIPT: one image's attack (above).
+hostile_once() {
+	local image=$1 what=$2 guard=$3 msg=$4 pools=$5 script=$6 n
+	echo "== $(basename "$image")"
+	UK_CONSOLE_IN=1
+	uk_tap_start "$image" "-p 80 -s -t 60 -w 60"
 	guest_wait_http "$UK_URL/" 60 "$UK_PID" || hostile_failed "no HTTP answer"
-}
 
-hostile_exit() {
-	local guard=$1 msg=$2 pools=${3:-} n
+	"${NET_EXEC[@]}" env PYTHONPATH="$ROOT/tests/integration/lib" python3 - "$NETNS_TAP" "$NETNS_GUEST_IP" \
+		"$UK_TMP/console" "$GUEST_CONSOLE_IN" "$guard" <<<"$script" || hostile_failed "$what"
+
 	uk_tap_stop
 	[ "$UK_RC" = 0 ] || fail "exit status $UK_RC"
 	! grep '^panic:' "$UK_TMP/console" || fail "the guest panicked"
@@ -60,11 +63,10 @@ hostile_exit() {
 	[ "${n:-0}" -ge 1 ] || fail "$msg (net: guards: ... $guard N)"
 }
 
-hostile_each_image() {
-	local attack=$1 image images
-	HOSTILE_DIR=$(mktemp -d)
-	HOSTILE_CONSOLE_IN=$HOSTILE_DIR/console-in
-	trap 'rm -rf "$HOSTILE_DIR"' EXIT
+hostile_attack() {
+	local script image images
+	needs python3 curl
+	script=$(cat)
 	images=("$ROOT/$BUILD/apps/httpd.elf")
 	if [ -f "$ROOT/$BUILD/apps/httpd-all.elf" ]; then
 		images+=("$ROOT/$BUILD/apps/httpd-all.elf")
@@ -72,6 +74,6 @@ hostile_each_image() {
 		echo "(no $BUILD/apps/httpd-all.elf: the release build is not attacked)"
 	fi
 	for image in "${images[@]}"; do
-		("$attack" "$image") || exit $?
+		(hostile_once "$image" "$1" "$2" "$3" "${4:-}" "$script") || exit $?
 	done
 }
