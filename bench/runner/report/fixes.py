@@ -443,7 +443,7 @@ class Fixes:
         if self.others:
             out += ["This report covers " + ", ".join(f"{a} {v}" for a, v in self.config.items())
                     + "; the batch also ran " + "; ".join(f"{a} {' '.join(v)}" for a, v in self.others.items())
-                    + " (bench/summarise.py compares them).", ""]
+                    + " (summary.md compares them).", ""]
         out += [f"Requests/s, median over the clean runs (min-max), {reps} repetition(s), builds "
                 "alternating in each. A run is clean when ab saw no failed request and no non-2xx "
                 "answer and no other process took its CPU (busy); [n=K/M]: only K of M runs were clean; "
@@ -488,7 +488,7 @@ class Fixes:
             table = self.time_breakdown(backend, results)
             if table:
                 out += ["## Where the time goes: one k1 keep-alive request of `all`", "",
-                        "From the kernel's sampled requests (kernel/trace.c, bench/reqtrace.py; "
+                        "From the kernel's sampled requests (kernel/trace.c; "
                         "trace.md has every guest and load).", "", table]
         if self.counters:
             out += ["## Counters", "",
