@@ -52,6 +52,19 @@ static inline uint64_t cpu_cycles(void)
 	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
 }
+/* A 64-bit mixing function (the splitmix64 finaliser): keyed, it makes one
+ * connection's initial sequence number say nothing useful about another's
+ * (RFC 6528's aim), without being a cryptographic PRF. lwIP's ISNs
+ * (net/tcp_hooks.c) and the floor's (apps/floor/tcp.c) use it. */
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
 void stats_print_all(void);
 /* Print the counters if the status key was pressed; called from wait loops. */
 void stats_service(void);

@@ -51,19 +51,6 @@
 static uint64_t isn_key[2];
 static bool isn_key_set;
 
-/* A 64-bit mixing function (the splitmix64 finaliser). Keyed by isn_key it is
- * not a cryptographic PRF, but it makes the ISN of one connection say nothing
- * useful about another's, which is what RFC 6528 is after. */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
 u32_t net_tcp_isn(const struct ip4_addr *local_ip, u16_t local_port,
 		  const struct ip4_addr *remote_ip, u16_t remote_port)
 {

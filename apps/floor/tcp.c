@@ -81,17 +81,6 @@ static void asked_by(uint32_t src, unsigned port)
 	last_asker.port = port;
 }
 
-/* The splitmix64 finaliser, as net/tcp_hooks.c uses it for lwIP's ISNs. */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
 void floor_tcp_init(void)
 {
 	/* The TSC and the wall clock at start: a benchmark's reference needs
