@@ -3,7 +3,9 @@
  * application's main(). Order matters: the CPU tables first (so faults are
  * reported), then memory (everything else allocates), time, the LAPIC
  * (interrupts), PCI, and the command line that becomes argv, whose kernel
- * options are held against their table (options.c) before anything reads them.
+ * options are held against their table (options.c) before anything reads them,
+ * and whose virtio-mmio windows (mmio_windows.c) are checked before a driver
+ * maps one.
  */
 #include <stdlib.h>
 #include "cmdline.h"
@@ -11,6 +13,7 @@
 #include "cpu.h"
 #include "kernel.h"
 #include "mem.h"
+#include "mmio_windows.h"
 #include "symbols.h"
 
 #define EX_USAGE 64
@@ -74,6 +77,10 @@ void kernel_main(const struct bootinfo *bi)
 	/* A mistyped option or value would otherwise boot with the default. */
 	char option_error[192];
 	if (kernel_options_check(&cmdline, option_error, sizeof option_error) < 0) {
+		kprintf("kernel: %s\n", option_error);
+		kernel_exit(EX_USAGE);
+	}
+	if (mmio_windows_set(cmdline.devices, cmdline.ndevices, option_error, sizeof option_error) < 0) {
 		kprintf("kernel: %s\n", option_error);
 		kernel_exit(EX_USAGE);
 	}

@@ -142,3 +142,8 @@ SWITCHES_MAIN := tests/unit/test_switches.c
 $(eval $(call socket_test,switches_all,,$(SWITCHES_MAIN)))
 $(eval $(call socket_test,switches_baseline,$(foreach s,$(SWITCH_NAMES),-D$(SWITCH_MACRO_$(s))=0),$(SWITCHES_MAIN)))
 $(foreach s,$(SWITCH_NAMES),$(eval $(call socket_test,switches_naive_$(s),-D$(SWITCH_MACRO_$(s))=0,$(SWITCHES_MAIN))))
+
+# virtio-mmio (issue 38): the command line's window entries.
+UNIT_TESTS += mmio_windows
+UNIT_SRCS_mmio_windows := kernel/mmio_windows.c
+
