@@ -247,6 +247,10 @@ uint32_t lapic_id(void);
 void ioapic_init(void);
 /* Deliver ISA interrupt `irq` to `vector` on this CPU. 0, or -1. */
 int ioapic_route_isa(int irq, int vector);
+/* Deliver a level-triggered, active-high line on input `gsi` to `vector` on
+ * this CPU (its handler acknowledges the device before the EOI). 0, or -1
+ * when there is no such input or it is routed already. */
+int ioapic_route_level(int gsi, int vector);
 
 /* ---- PCI ------------------------------------------------------------------- */
 struct pci_dev {
