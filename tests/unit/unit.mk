@@ -143,7 +143,13 @@ $(eval $(call socket_test,switches_all,,$(SWITCHES_MAIN)))
 $(eval $(call socket_test,switches_baseline,$(foreach s,$(SWITCH_NAMES),-D$(SWITCH_MACRO_$(s))=0),$(SWITCHES_MAIN)))
 $(foreach s,$(SWITCH_NAMES),$(eval $(call socket_test,switches_naive_$(s),-D$(SWITCH_MACRO_$(s))=0,$(SWITCHES_MAIN))))
 
-# virtio-mmio (issue 38): the command line's window entries.
+# virtio-mmio (issue 38): the command line's window entries, and the
+# transport's probe, queues, configuration and interrupt line over fake
+# register windows (the PCI transport stands in as never reached).
 UNIT_TESTS += mmio_windows
 UNIT_SRCS_mmio_windows := kernel/mmio_windows.c
 
+UNIT_TESTS += virtio_mmio
+UNIT_SRCS_virtio_mmio := drivers/virtio/virtio_mmio.c drivers/virtio/virtio_dev.c drivers/virtio/virtqueue.c \
+                         kernel/mmio_windows.c $(UNIT_PANIC)
+UNIT_DEPS_virtio_mmio := $(wildcard drivers/virtio/*.h) kernel/mmio_windows.h kernel/kernel.h kernel/mem.h
