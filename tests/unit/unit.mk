@@ -41,6 +41,11 @@ UNIT_SRCS_image := loader/image.c
 UNIT_TESTS += memmap
 UNIT_SRCS_memmap := boot/memmap.c
 
+# The PVH start info to the kernel's bootinfo (issue 38), hostile records too.
+UNIT_TESTS += pvh
+UNIT_SRCS_pvh := boot/pvh.c
+UNIT_DEPS_pvh := boot/pvh.h boot/bootinfo.h
+
 UNIT_TESTS += physmem
 UNIT_SRCS_physmem := kernel/physmem.c
 
