@@ -31,9 +31,12 @@ const char *kernel_option(const char *key)
 
 /* A multiboot loader's command line begins with the path of the image it
  * booted (QEMU writes "PATH APPEND", as GRUB does): that word is neither a
- * kernel option nor the app's. */
-static const char *after_image_path(const char *line)
+ * kernel option nor the app's. A PVH boot's is -append's alone. */
+static const char *after_image_path(const struct bootinfo *bi)
 {
+	const char *line = bi->cmdline;
+	if (bi->protocol == BOOT_PVH)
+		return line;
 	while (*line == ' ' || *line == '\t')
 		line++;
 	while (*line && *line != ' ' && *line != '\t')
@@ -67,7 +70,7 @@ void kernel_main(const struct bootinfo *bi)
 	__asm__ volatile("sti");
 
 	const char *why;
-	if (cmdline_parse(&cmdline, after_image_path(bi->cmdline), app_name, &why) < 0) {
+	if (cmdline_parse(&cmdline, after_image_path(bi), app_name, &why) < 0) {
 		kprintf("kernel: bad command line: %s\n", why);
 		kernel_exit(EX_USAGE);
 	}
