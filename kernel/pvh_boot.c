@@ -39,12 +39,13 @@ struct bootinfo *pvh_boot(uint32_t start_info);
 
 static struct bootinfo pvh_bootinfo;
 
-/* The reads boot/pvh.c may make: within the boot map, never page 0 (a NULL
- * from the VMM), never wrapping. */
+/* The reads boot/pvh.c may make: within the boot map, never wrapping, never
+ * at address 0 (the ABI's "not present"). Page 0 itself is fair: QEMU's
+ * option ROM puts the memory map there. */
 static const void *read_mapped(uint64_t addr, uint64_t len, void *ctx)
 {
 	uint64_t limit = *(const uint64_t *)ctx;
-	if (addr < 4096 || addr >= limit || len > limit - addr)
+	if (addr == 0 || addr >= limit || len > limit - addr)
 		return NULL;
 	return (const void *)addr;
 }
