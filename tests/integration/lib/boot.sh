@@ -35,11 +35,6 @@ boot() {
 		if [ "$1" = -- ]; then shift; append="$*"; break; fi
 		opts+=("$1"); shift
 	done
-	echo "+ qemu-run ${opts[*]} --append '$append' $image"
-	local log
-	log=$(mktemp)
-	local extra=()
-	[ -n "${QEMU_EXTRA:-}" ] && read -ra extra <<<"-- $QEMU_EXTRA"
 	# Under PVH the image boots alone; the loader boots it otherwise.
 	local machine=${MACHINE:-pc} how=${BOOT:-} i
 	for ((i = 0; i < ${#opts[@]} - 1; i++)); do
@@ -48,6 +43,11 @@ boot() {
 	[ -n "$how" ] || { [ "$machine" = microvm ] && how=pvh || how=loader; }
 	local files=("$LOADER" "$image")
 	[ "$how" = pvh ] && files=("$image")
+	echo "+ qemu-run --machine $machine --boot $how ${opts[*]} --append '$append' ${files[*]}"
+	local log
+	log=$(mktemp)
+	local extra=()
+	[ -n "${QEMU_EXTRA:-}" ] && read -ra extra <<<"-- $QEMU_EXTRA"
 	"$QEMU_RUN" --timeout "${BOOT_TIMEOUT:-60}" --machine "$machine" --boot "$how" "${opts[@]}" \
 		--append "$append" "${files[@]}" "${extra[@]}" >"$log" 2>&1
 	RC=$?
