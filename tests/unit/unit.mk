@@ -41,6 +41,11 @@ UNIT_SRCS_image := loader/image.c
 UNIT_TESTS += memmap
 UNIT_SRCS_memmap := boot/memmap.c
 
+# The PVH start info to the kernel's bootinfo (issue 38), hostile records too.
+UNIT_TESTS += pvh
+UNIT_SRCS_pvh := boot/pvh.c
+UNIT_DEPS_pvh := boot/pvh.h boot/bootinfo.h
+
 UNIT_TESTS += physmem
 UNIT_SRCS_physmem := kernel/physmem.c
 
@@ -54,6 +59,15 @@ UNIT_DEPS_paging := loader/paging.h loader/image.h
 
 UNIT_TESTS += timerq
 UNIT_SRCS_timerq := kernel/timerq.c
+
+# The clock's sources (issue 38): the TSC's rate from CPUID leaves, the
+# hypervisor leaf, kvmclock's scale and calibration counts; and the ACPI
+# tables' checks and fields, over hostile tables.
+UNIT_TESTS += tsc_rate acpi
+UNIT_SRCS_tsc_rate := kernel/tsc_rate.c
+UNIT_DEPS_tsc_rate := kernel/tsc_rate.h
+UNIT_SRCS_acpi := kernel/acpi_tables.c
+UNIT_DEPS_acpi := kernel/acpi.h
 
 # The console's keys end a spin or a park at once (issue 36): the executor
 # and kernel/signal.c over kernel/timer.c's park (included by the test).
