@@ -24,7 +24,7 @@ expect '^exit 42$'
 # The first word is an option, not an image path to skip.
 boot "$HELLO" --boot pvh -- 'verbose -- -s 0'
 expect_rc 0
-expect '^kernel: [0-9]+ MiB RAM, heap up to [0-9]+ MiB, TSC [0-9]+ MHz, booted in [0-9]+ us$'
+expect '^kernel: [0-9]+ MiB RAM, heap up to [0-9]+ MiB, TSC [0-9]+ MHz( from [a-z0-9]+)?, booted in [0-9]+ us$'
 expect '^kernel: RAM 255 MiB in 2 ranges'
 boot "$HELLO" --boot pvh -- ''
 expect_rc 0
