@@ -4,12 +4,17 @@
  * The exact sources read what the CPU or the hypervisor states: CPUID leaf
  * 0x15's ratio and crystal, the hypervisor leaf 0x40000010's kHz, KVM's
  * pvclock scale. The calibrations count TSC ticks while a reference of
- * known rate counts its own, over CALIBRATE_MS, CALIBRATE_ROUNDS times, and
- * keep the least rate: under emulation the vCPU can be descheduled, or wait
- * for QEMU's lock on a port read, between a reference read and its RDTSC,
- * and each read is ordered so such a delay only ever adds TSC ticks (seen
- * on the PIT: 3,432 MHz on a 2,445 MHz host in one round, every guest timer
- * stretched alike), so the least of several is the truest.
+ * known rate counts its own, over CALIBRATE_MS, CALIBRATE_ROUNDS times.
+ * PIT channel 2 keeps the least rate: it times a count with RDTSCs on
+ * either side, and under emulation the vCPU can be descheduled, or wait
+ * for QEMU's lock on a port read, between the terminal count and the last
+ * RDTSC, which only ever adds TSC ticks (seen: 3,432 MHz on a 2,445 MHz
+ * host in one round, every guest timer stretched alike), so the least of
+ * several is the truest. The counters (HPET, PM timer, PIT channel 0) are
+ * read at both ends of a round alike, the quickest of a few reads each
+ * timed by RDTSCs on either side, so the time a read takes (an exit to the
+ * VMM under KVM, tens of microseconds nested) cancels out and a read the
+ * vCPU was descheduled in is not used; the median of the rounds is kept.
  *
  * Each source checks that its device is there and behaves (the port gate
  * answers, the counter moves forward, at a sane step) and says why not; the
@@ -31,6 +36,8 @@
  * is given up on in under a second at any real TSC rate, however slow each
  * read: under KVM a read of an unhandled port is an exit to the VMM. */
 #define STALL_TSC_TICKS 2000000000ULL
+/* Timed reads at each end of a counter's round; the quickest is used. */
+#define SAMPLE_READS 8
 
 #define CPUID_HYPERVISOR_BIT (1u << 31) /* CPUID.1:ECX: running under a hypervisor */
 #define KVM_FEATURE_CLOCKSOURCE  0  /* kvmclock at MSR 0x12 */
@@ -230,50 +237,90 @@ struct counter {
 	volatile uint8_t *regs; /* the HPET's registers */
 };
 
-/* One round: the TSC's rate over CALIBRATE_MS of c, or 0 with why. A step
- * of half the counter's range or more is a counter gone backward or
- * skipping, not time passing, and is refused. */
+/* A read of c timed by the TSC: the counter's value, with *tsc the TSC at
+ * the read's middle and *width the TSC ticks the read took. */
+static uint64_t timed_read(const struct counter *c, uint64_t *tsc, uint64_t *width)
+{
+	uint64_t before = rdtsc();
+	uint64_t value = c->read(c);
+	uint64_t after = rdtsc();
+	*tsc = before + (after - before) / 2;
+	*width = after - before;
+	return value;
+}
+
+/* The quickest of SAMPLE_READS timed reads: its value and TSC. A read the
+ * vCPU was descheduled in, or waited on a lock in, is a wide one, and its
+ * value's moment is uncertain by its width; the quickest is certain to
+ * within a few hundred TSC ticks. */
+static uint64_t sample(const struct counter *c, uint64_t *tsc)
+{
+	uint64_t best = 0, best_width = UINT64_MAX;
+	for (int i = 0; i < SAMPLE_READS; i++) {
+		uint64_t at, width, value = timed_read(c, &at, &width);
+		if (width < best_width)
+			best = value, best_width = width, *tsc = at;
+	}
+	return best;
+}
+
+/* The counter's step from prev to now, in ticks; a step of half its range
+ * or more is a counter gone backward or skipping, not time passing. */
+static bool counter_step(const struct counter *c, uint64_t prev, uint64_t now, uint64_t *step)
+{
+	*step = (c->down ? prev - now : now - prev) & c->mask;
+	return *step <= c->mask / 2;
+}
+
+/* One round: the TSC's rate over CALIBRATE_MS of c, or 0 with why. Both
+ * ends are sampled alike (the quickest of a few timed reads), so the time
+ * a read takes cancels out. */
 static uint64_t counter_round(const struct counter *c, const char **why)
 {
 	uint64_t target = c->hz ? c->hz * CALIBRATE_MS / 1000
 				: 1000000000000ULL * CALIBRATE_MS / c->period_fs;
-	uint64_t t0 = rdtsc(); /* before the first read, after the last: delays add TSC ticks */
-	uint64_t prev = c->read(c), total = 0, moved = t0;
+	uint64_t t0, t1, step, total = 0;
+	uint64_t prev = sample(c, &t0), moved = rdtsc();
 	while (total < target) {
-		uint64_t now = c->read(c);
-		uint64_t step = (c->down ? prev - now : now - prev) & c->mask;
-		if (step > c->mask / 2) {
+		uint64_t now = c->read(c), at = rdtsc();
+		if (!counter_step(c, prev, now, &step)) {
 			*why = "its counter jumps (backward, or past half its range)";
 			return 0;
 		}
 		if (step)
-			moved = rdtsc();
-		else if (rdtsc() - moved > STALL_TSC_TICKS) {
+			moved = at;
+		else if (at - moved > STALL_TSC_TICKS) {
 			*why = "its counter does not count";
 			return 0;
 		}
 		total += step;
 		prev = now;
 	}
-	uint64_t tsc_ticks = rdtsc() - t0;
-	return c->hz ? tsc_hz_from_count(tsc_ticks, total, c->hz, why)
-		     : tsc_hz_from_period(tsc_ticks, total, c->period_fs, why);
+	uint64_t last = sample(c, &t1);
+	if (!counter_step(c, prev, last, &step)) {
+		*why = "its counter jumps (backward, or past half its range)";
+		return 0;
+	}
+	total += step;
+	return c->hz ? tsc_hz_from_count(t1 - t0, total, c->hz, why)
+		     : tsc_hz_from_period(t1 - t0, total, c->period_fs, why);
 }
 
+/* The median of CALIBRATE_ROUNDS rounds; absent when any round fails. */
 static struct clock_reading calibrate(const struct counter *c)
 {
 	const char *why;
-	uint64_t hz = counter_round(c, &why);
-	if (!hz)
-		return absent(why);
-	for (int i = 1; i < CALIBRATE_ROUNDS; i++) {
-		uint64_t round = counter_round(c, &why);
-		if (!round)
+	uint64_t rounds[CALIBRATE_ROUNDS];
+	for (int i = 0; i < CALIBRATE_ROUNDS; i++) {
+		uint64_t hz = counter_round(c, &why);
+		if (!hz)
 			return absent(why);
-		if (round < hz)
-			hz = round;
+		int j = i; /* insertion: rounds[0..i] stay sorted */
+		for (; j > 0 && rounds[j - 1] > hz; j--)
+			rounds[j] = rounds[j - 1];
+		rounds[j] = hz;
 	}
-	return (struct clock_reading){ hz, NULL };
+	return (struct clock_reading){ rounds[CALIBRATE_ROUNDS / 2], NULL };
 }
 
 static uint64_t hpet_read(const struct counter *c)
