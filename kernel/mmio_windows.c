@@ -65,11 +65,14 @@ int mmio_window_parse(const char *value, struct mmio_window *w, char *why, size_
 	if (parse_number(&s, &size, true, &reason) < 0)
 		goto refuse;
 	unsigned shift = 0;
-	switch (*s) {
-	case 'K': case 'k': shift = 10; s++; break;
-	case 'M': case 'm': shift = 20; s++; break;
-	case 'G': case 'g': shift = 30; s++; break;
-	}
+	if (*s == 'K' || *s == 'k')
+		shift = 10;
+	else if (*s == 'M' || *s == 'm')
+		shift = 20;
+	else if (*s == 'G' || *s == 'g')
+		shift = 30;
+	if (shift)
+		s++;
 	if (size > (UINT64_MAX >> shift)) {
 		reason = "a size too large";
 		goto refuse;
