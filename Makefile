@@ -63,27 +63,32 @@ all: deps $(LOADER) $(APP_IMAGES)
 # command line. The servers run under tools/serve: over passt where it is
 # installed, else QEMU's user networking (NET=passt|user chooses); Ctrl-T
 # prints the counters, Ctrl-C stops the server (docs/running.md).
+# MACHINE=microvm runs it on QEMU's microvm machine, the image booted alone
+# by its PVH entry (MACHINE=pc, the default: the loader boots it).
 PORT       ?= 8080
+MACHINE    ?= pc
 RUN_APP    ?= httpd
 RUN_APPEND ?= -- hello from make run
 GDB_PORT   ?= 1234
+# What qemu-run boots: the loader and the image, or on microvm the image alone.
+RUN_FILES   = $(if $(filter microvm,$(MACHINE)),,$(LOADER)) $(BUILD)/apps/$(RUN_APP).elf
 
 .PHONY: run debug
 run: all
 ifeq ($(RUN_APP),httpd)
-	PORT=$(PORT) tools/serve $(BUILD)/apps/httpd.elf
+	PORT=$(PORT) MACHINE=$(MACHINE) tools/serve $(BUILD)/apps/httpd.elf
 else ifeq ($(RUN_APP),iperf)
-	PORT=$(if $(filter command line environment,$(origin PORT)),$(PORT),5201) tools/serve $(BUILD)/apps/iperf.elf
+	PORT=$(if $(filter command line environment,$(origin PORT)),$(PORT),5201) MACHINE=$(MACHINE) tools/serve $(BUILD)/apps/iperf.elf
 else
 	@echo "booting $(RUN_APP) under QEMU ($(or $(ACCEL),auto) accel); Ctrl-A X quits"
-	tools/qemu-run --append "$(RUN_APPEND)" $(LOADER) $(BUILD)/apps/$(RUN_APP).elf
+	tools/qemu-run --machine $(MACHINE) --append "$(RUN_APPEND)" $(RUN_FILES)
 endif
 
 debug: all
 	@echo "QEMU waits for gdb on 127.0.0.1:$(GDB_PORT). In another terminal:"
 	@echo "  gdb -ex 'target remote 127.0.0.1:$(GDB_PORT)' $(BUILD)/apps/$(RUN_APP).elf"
 	@echo "(hbreak kernel_main, then continue; the loader's symbols: add-symbol-file $(BUILD)/loader/loader64.elf)"
-	tools/qemu-run --accel tcg --gdb $(GDB_PORT) --append "$(RUN_APPEND)" $(LOADER) $(BUILD)/apps/$(RUN_APP).elf
+	tools/qemu-run --machine $(MACHINE) --accel tcg --gdb $(GDB_PORT) --append "$(RUN_APPEND)" $(RUN_FILES)
 
 .PHONY: clean distclean
 clean:

@@ -7,7 +7,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-void clock_init(uint64_t tsc_at_boot);
+/* Learns the TSC's rate (the `clock` option's source, or the best there
+ * is; the boot is refused with KERNEL_NO_CLOCK_STATUS where none gives
+ * one) and the wall-clock time. ebda: where the firmware's memory map puts
+ * the EBDA (0: unknown), where ACPI's RSDP may lie. After the command line. */
+void clock_init(uint64_t tsc_at_boot, uint64_t ebda);
+const char *clock_source_used(void); /* the source's name, as `clock=` writes it */
 void lapic_init(void);
 void lapic_paravirt_init(void); /* under KVM: x2APIC, and the paravirtual EOI where offered (after the command line) */
 bool lapic_pv_eoi(void);         /* the paravirtual EOI is on */

@@ -13,6 +13,7 @@ int cmdline_parse(struct cmdline *c, const char *line, const char *app_name, con
 	size_t out = 0;
 	int in_args = 0;
 	c->nopts = 0;
+	c->ndevices = 0;
 	c->argc = 1;
 	c->argv[0] = (char *)app_name;
 	c->argv[1] = NULL;
@@ -50,6 +51,14 @@ int cmdline_parse(struct cmdline *c, const char *line, const char *app_name, con
 		c->buf[out++] = 0;
 		if (!in_args && strcmp(word, "--") == 0) {
 			in_args = 1;
+			continue;
+		}
+		if (strncmp(word, CMDLINE_DEVICE_PREFIX, sizeof CMDLINE_DEVICE_PREFIX - 1) == 0) {
+			if (c->ndevices == CMDLINE_MAX_DEVICES) {
+				*error = "too many virtio_mmio.device entries";
+				return -1;
+			}
+			c->devices[c->ndevices++] = word + sizeof CMDLINE_DEVICE_PREFIX - 1;
 			continue;
 		}
 		if (in_args) {

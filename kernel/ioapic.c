@@ -1,7 +1,8 @@
 /*
  * ioapic.c: the I/O APIC, enough to route a legacy ISA interrupt (the serial
- * port's) to a vector on this CPU. Devices that matter for speed use MSI-X and
- * never come here.
+ * port's) to a vector on this CPU, and a level-triggered device line (a
+ * virtio-mmio window's on QEMU's microvm, which has no MSI). Devices that
+ * matter for speed on the PC machine use MSI-X and never come here.
  *
  * QEMU's PC machines put the I/O APIC at 0xfec00000 with ISA IRQs 1-15 on the
  * same-numbered inputs (only the timer, IRQ 0, is overridden to input 2 in the
@@ -15,6 +16,7 @@
 #define REG_VERSION  0x01
 #define REG_REDIR(n) (0x10 + 2 * (n))
 #define REDIR_MASKED (1u << 16)
+#define REDIR_LEVEL  (1u << 15)
 
 static volatile uint32_t *ioapic;
 static int inputs; /* redirection entries */
@@ -47,5 +49,19 @@ int ioapic_route_isa(int irq, int vector)
 		return -1;
 	wr(REG_REDIR(irq) + 1, lapic_id() << 24);          /* destination: this CPU */
 	wr(REG_REDIR(irq), (uint32_t)vector);               /* fixed, edge, active high, unmasked */
+	return 0;
+}
+
+int ioapic_route_level(int gsi, int vector)
+{
+	if (gsi < 1 || gsi >= inputs)
+		return -1;
+	if (!(rd(REG_REDIR(gsi)) & REDIR_MASKED))
+		return -1; /* routed already: two devices on one line are not handled here */
+	wr(REG_REDIR(gsi) + 1, lapic_id() << 24);
+	/* Fixed, active high, level: the line stays up until the device's
+	 * interrupt status is acknowledged, and the EOI the LAPIC broadcasts for
+	 * a level vector re-arms the input. */
+	wr(REG_REDIR(gsi), REDIR_LEVEL | (uint32_t)vector);
 	return 0;
 }

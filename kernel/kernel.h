@@ -14,6 +14,9 @@
 
 /* ---- exit statuses the kernel itself uses (the app's own are 0..127) ---- */
 #define KERNEL_PANIC_STATUS 70 /* EX_SOFTWARE: a panic or a fatal exception */
+/* EX_OSERR: the machine lacks a clock the kernel can use (no source of the
+ * TSC's rate, the one `clock=` names absent, a LAPIC timer that does not count) */
+#define KERNEL_NO_CLOCK_STATUS 71
 /* The console's last line on every exit, followed by the status in decimal:
  * tools/qemu-run reads it to confirm isa-debug-exit's code. */
 #define KERNEL_EXIT_LINE "kernel: exit status "
@@ -247,6 +250,10 @@ uint32_t lapic_id(void);
 void ioapic_init(void);
 /* Deliver ISA interrupt `irq` to `vector` on this CPU. 0, or -1. */
 int ioapic_route_isa(int irq, int vector);
+/* Deliver a level-triggered, active-high line on input `gsi` to `vector` on
+ * this CPU (its handler acknowledges the device before the EOI). 0, or -1
+ * when there is no such input or it is routed already. */
+int ioapic_route_level(int gsi, int vector);
 
 /* ---- PCI ------------------------------------------------------------------- */
 struct pci_dev {

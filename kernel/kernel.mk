@@ -1,13 +1,16 @@
 # kernel.mk: the kernel library every image links with. It takes in the
 # kernel's build of boot/'s memory-map arithmetic (boot/boot.mk).
 
-KERNEL_SRCS := kernel/start.S kernel/isr.S kernel/main.c kernel/cpu.c kernel/trap.c \
+KERNEL_SRCS := kernel/start.S kernel/pvh.S kernel/pvh_boot.c kernel/isr.S kernel/main.c kernel/cpu.c kernel/trap.c \
                kernel/symbols.c kernel/console.c kernel/physmem.c kernel/mem.c \
                kernel/clock.c kernel/lapic.c kernel/ioapic.c kernel/timerq.c kernel/timer.c \
                kernel/pci.c kernel/cmdline.c kernel/fd.c kernel/syscalls.c kernel/stats.c \
                kernel/executor.c kernel/spinwin.c kernel/trace.c kernel/poll.c kernel/signal.c \
-               kernel/options.c
-KERNEL_OBJS := $(KERNEL_SRCS:%=$(BUILD)/%.o) $(BOOT_KERNEL_OBJS)
+               kernel/options.c kernel/clock_sources.c kernel/tsc_rate.c kernel/acpi.c \
+               kernel/acpi_tables.c kernel/mmio_windows.c
+# The PVH entry (pvh.S, pvh_boot.c) runs the loader's CPU check, built here
+# from loader/cpu.c, before SSE is on: both are built without SSE.
+KERNEL_OBJS := $(KERNEL_SRCS:%=$(BUILD)/%.o) $(BOOT_KERNEL_OBJS) $(BUILD)/kernel/loader_cpu.c.o
 KERNEL_LIB  := $(BUILD)/kernel/libkernel.a
 
 $(BUILD)/kernel/%.c.o: kernel/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
@@ -16,6 +19,11 @@ $(BUILD)/kernel/%.c.o: kernel/%.c mk/toolchain.mk | $(NEWLIB_STAMP)
 $(BUILD)/kernel/%.S.o: kernel/%.S mk/toolchain.mk | $(NEWLIB_STAMP)
 	@mkdir -p $(@D)
 	$(call say,AS,$<)$(KCC) $(KERNEL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/kernel/pvh_boot.c.o: KERNEL_CFLAGS += -mgeneral-regs-only
+$(BUILD)/kernel/loader_cpu.c.o: loader/cpu.c mk/toolchain.mk | $(NEWLIB_STAMP)
+	@mkdir -p $(@D)
+	$(call say,CC,$< (kernel))$(KCC) $(KERNEL_CFLAGS) -mgeneral-regs-only -c -o $@ $<
 
 $(KERNEL_LIB): $(KERNEL_OBJS)
 	$(Q)rm -f $@

@@ -143,8 +143,12 @@ void lapic_init(void)
 	uint64_t tsc_elapsed = rdtsc() - t0;
 	wr(REG_TIMER_INIT, 0);
 	timer_hz = (uint64_t)elapsed * tsc_hz / tsc_elapsed;
-	if (timer_hz == 0)
-		panic("LAPIC timer does not count");
+	if (timer_hz == 0) {
+		/* A machine without a working LAPIC timer has no clock to park on:
+		 * refused as a missing clock is, not as a kernel fault. */
+		kprintf("kernel: no clock: the local APIC's timer does not count\n");
+		kernel_exit(KERNEL_NO_CLOCK_STATUS);
+	}
 	wr(REG_LVT_TIMER, IRQ_VECTOR_TIMER); /* one-shot, unmasked */
 }
 

@@ -1,9 +1,11 @@
 /*
  * main.c: the kernel's boot sequence, from the loader's hand-over to the
  * application's main(). Order matters: the CPU tables first (so faults are
- * reported), then memory (everything else allocates), time, the LAPIC
- * (interrupts), PCI, and the command line that becomes argv, whose kernel
- * options are held against their table (options.c) before anything reads them.
+ * reported), then memory (everything else allocates), the command line that
+ * becomes argv, whose kernel options are held against their table
+ * (options.c) before anything reads them (the clock's source is one) and
+ * whose virtio-mmio windows (mmio_windows.c) are checked before a driver
+ * maps one, time, the LAPIC (interrupts), PCI.
  */
 #include <stdlib.h>
 #include "cmdline.h"
@@ -11,6 +13,7 @@
 #include "cpu.h"
 #include "kernel.h"
 #include "mem.h"
+#include "mmio_windows.h"
 #include "symbols.h"
 
 #define EX_USAGE 64
@@ -31,14 +34,31 @@ const char *kernel_option(const char *key)
 
 /* A multiboot loader's command line begins with the path of the image it
  * booted (QEMU writes "PATH APPEND", as GRUB does): that word is neither a
- * kernel option nor the app's. */
-static const char *after_image_path(const char *line)
+ * kernel option nor the app's. A PVH boot's is -append's alone. */
+static const char *after_image_path(const struct bootinfo *bi)
 {
+	const char *line = bi->cmdline;
+	if (bi->protocol == BOOT_PVH)
+		return line;
 	while (*line == ' ' || *line == '\t')
 		line++;
 	while (*line && *line != ' ' && *line != '\t')
 		line++;
 	return line;
+}
+
+/* Where the EBDA begins, by the firmware's memory map: the end of the RAM
+ * that starts at 0, when it ends between 512 and 640 KiB; else 0. (The BIOS
+ * data area's word at 0x40e says the same, but page 0 stays unmapped so that
+ * NULL faults.) */
+static uint64_t ebda_start(const struct bootinfo *bi)
+{
+	for (uint32_t i = 0; i < bi->nmem && i < BOOTINFO_MAX_MEM; i++) {
+		const struct mem_range *m = &bi->mem[i];
+		if (m->type == MEM_USABLE && m->base == 0 && m->len >= 0x80000 && m->len < 0xa0000)
+			return m->len;
+	}
+	return 0;
 }
 
 /* Constructors of the app and libraries (this newlib has no __libc_init_array). */
@@ -61,13 +81,9 @@ void kernel_main(const struct bootinfo *bi)
 	cpu_init();
 	symbols_init((const void *)bi->image_base, bi->image_size);
 	kmem_init(bi);
-	clock_init(bi->tsc_at_entry);
-	lapic_init();
-	ioapic_init();
-	__asm__ volatile("sti");
 
 	const char *why;
-	if (cmdline_parse(&cmdline, after_image_path(bi->cmdline), app_name, &why) < 0) {
+	if (cmdline_parse(&cmdline, after_image_path(bi), app_name, &why) < 0) {
 		kprintf("kernel: bad command line: %s\n", why);
 		kernel_exit(EX_USAGE);
 	}
@@ -77,6 +93,14 @@ void kernel_main(const struct bootinfo *bi)
 		kprintf("kernel: %s\n", option_error);
 		kernel_exit(EX_USAGE);
 	}
+	if (mmio_windows_set(cmdline.devices, cmdline.ndevices, option_error, sizeof option_error) < 0) {
+		kprintf("kernel: %s\n", option_error);
+		kernel_exit(EX_USAGE);
+	}
+	clock_init(bi->tsc_at_entry, ebda_start(bi));
+	lapic_init();
+	ioapic_init();
+	__asm__ volatile("sti");
 	lapic_paravirt_init();
 	bool verbose = kopt_flag(KOPT_VERBOSE);
 	pci_init(verbose);
@@ -85,9 +109,9 @@ void kernel_main(const struct bootinfo *bi)
 	if (verbose) {
 		struct mem_stats m;
 		mem_get_stats(&m);
-		kprintf("kernel: %lu MiB RAM, heap up to %lu MiB, TSC %lu MHz, booted in %lu us\n",
+		kprintf("kernel: %lu MiB RAM, heap up to %lu MiB, TSC %lu MHz from %s, booted in %lu us\n",
 			m.ram_bytes >> 20, m.heap_limit >> 20, clock_tsc_hz() / 1000000,
-			clock_ns() / 1000);
+			clock_source_used(), clock_ns() / 1000);
 		mem_print_layout();
 		cpu_print_info();
 	}

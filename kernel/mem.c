@@ -257,7 +257,9 @@ static void report_unusable(const struct bootinfo *bi, uint64_t above, int range
 	kprintf("kernel: %lu MiB of RAM not usable", lost >> 20);
 	if (above) {
 		kprintf("%s %lu MiB above 0x%lx (%s)", sep, above >> 20, bi->ram_limit,
-			bi->ram_limit != cpu_limit ? "where the loader's page tables ran out"
+			bi->ram_limit != cpu_limit && bi->protocol == BOOT_PVH
+				? "the PVH entry's map: the CPU has no 1 GiB pages"
+			: bi->ram_limit != cpu_limit ? "where the loader's page tables ran out"
 			: bi->cpu_phys_bits >= 47 ? "4-level paging's reach"
 			: "the CPU's physical address width");
 		sep = ";";

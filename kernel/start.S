@@ -1,6 +1,7 @@
 /*
  * start.S: the image's entry point. The loader jumps here in long mode, on its
- * own page tables and stack, with the bootinfo record in %rdi. We enable SSE
+ * own page tables and stack, with the bootinfo record in %rdi (under PVH,
+ * pvh.S does, on its tables and this boot stack). We enable SSE
  * (compiled C may use it from its first instruction), move to the kernel's
  * boot stack and call kernel_main(bootinfo), which never returns.
  */
@@ -48,4 +49,5 @@ boot_stack_guard:
 	.globl boot_stack_bottom
 boot_stack_bottom:
 	.skip 256 * 1024
+	.globl boot_stack_top       /* pvh.S runs on it before _start too */
 boot_stack_top:

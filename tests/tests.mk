@@ -50,8 +50,11 @@ test: test-unit test-integration
 test-unit: $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
 
+# MACHINE=microvm (and BOOT=loader|pvh) boot the tests that boot through
+# tests/integration/lib/boot.sh on that machine, that way (qemu-run's
+# --machine and --boot); the default is the PC machine and the loader.
 test-integration: $(TEST_DEPS)
-	BUILD=$(BUILD) tests/run-integration $(TESTS)
+	BUILD=$(BUILD) MACHINE=$(MACHINE) BOOT=$(BOOT) tests/run-integration $(TESTS)
 
 # The benchmark harness's own tests (tests/integration/bench, 60-69: its
 # scripts on fixed inputs, its guests and placements), alone; make test runs

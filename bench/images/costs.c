@@ -46,8 +46,8 @@ static void on_ipi(void *arg) { (void)arg, ipis++; }
 
 /* ---- the primitives, each once ------------------------------------------------- */
 
-static void op_notify(void) { virtio_pci_notify(&vnet_dev.rx.vq); }
-static void op_devread(void) { virtio_pci_barrier(&vnet_dev.vp); }
+static void op_notify(void) { virtio_notify(&vnet_dev.rx.vq); }
+static void op_devread(void) { virtio_barrier(&vnet_dev.vd); }
 static void op_pio(void) { outb(UNUSED_PORT, 0); }
 static void op_pause(void) { cpu_relax(); }
 static void op_cpuid(void) { cpuid(0, 0, cpuid_out); }

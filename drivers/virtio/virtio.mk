@@ -1,7 +1,8 @@
 # virtio.mk: the virtio-net driver, an archive images pull in when the app
 # (through the network stack) uses it.
 
-VIRTIO_SRCS := drivers/virtio/virtqueue.c drivers/virtio/virtio_pci.c drivers/virtio/virtio_net.c \
+VIRTIO_SRCS := drivers/virtio/virtqueue.c drivers/virtio/virtio_pci.c drivers/virtio/virtio_mmio.c \
+               drivers/virtio/virtio_dev.c drivers/virtio/virtio_net.c \
                drivers/virtio/vnet_rx.c drivers/virtio/vnet_tx.c
 VIRTIO_OBJS := $(VIRTIO_SRCS:%=$(BUILD)/%.o)
 VIRTIO_LIB  := $(BUILD)/drivers/libvirtio.a

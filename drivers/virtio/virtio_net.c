@@ -12,19 +12,18 @@
  * TCPv4 frames of up to 64 KiB into segments), GUEST_TSO4 (it may hand us
  * such frames, in several buffers: MRG_RXBUF). Each TSO needs its checksum
  * offload (5.1.3.1); GUEST_TSO4 needs MRG_RXBUF too, since our buffers are 2
- * KiB. Interrupts: MSI-X, one vector per queue; their handlers only set
- * vnet_wake.
+ * KiB. Interrupts: on PCI MSI-X, one vector per queue and one for
+ * configuration changes; on MMIO the window's one line, whose handler
+ * (virtio_dev.c) calls the receive or configuration handler as its status
+ * says. The handlers only set vnet_wake. The transport is virtio_dev.h's:
+ * nothing here knows which.
  */
 #include <errno.h>
 #include "kernel/kernel.h"
 #include "vnet_internal.h"
 
-#define VIRTIO_VENDOR        0x1af4
-#define VIRTIO_DEV_NET       0x1041 /* 0x1040 + device type 1 */
 #define VIRTIO_NET_S_LINK_UP 1
-#define MSIX_CONFIG 0
-#define MSIX_RX     1
-#define MSIX_TX     2
+#define VIRTIO_NET_CFG_STATUS 6 /* offset of the status field (after the MAC) */
 /* A frame's interrupt wakes a parked CPU within microseconds: a wait with the
  * receive interrupt on that lasted this long and ends with frames waiting
  * and no interrupt was not woken by them (rx lost interrupts), but for a
@@ -98,7 +97,7 @@ static void config_interrupt(void *arg)
  *   second), and a short bound on every park would cost wake-ups at idle for
  *   ever: a deadline is a poor backstop here. So the race is closed instead:
  *   between turning the interrupt on and the last look, one read of a device
- *   register (virtio_pci_barrier: an exit, which under TCG takes QEMU's
+ *   register (virtio_barrier: an exit, which under TCG takes QEMU's
  *   global lock, a host barrier whatever the guest's fences do) costs one
  *   exit per park. Only under TCG: under KVM the CPU's fence is enough and
  *   the read would be an exit to QEMU's user space (choose_barrier). A
@@ -127,14 +126,14 @@ bool vnet_kick(struct virtqueue *vq)
 		vnet_dev.st.kicks_dropped++;
 		return false;
 	}
-	virtio_pci_notify(vq);
+	virtio_notify(vq);
 	return true;
 }
 
 void vnet_repair(struct virtqueue *vq, uint64_t *repaired)
 {
 	if (vnet_dev.repair && vq_kick_repair(vq)) {
-		virtio_pci_notify(vq);
+		virtio_notify(vq);
 		(*repaired)++;
 	}
 }
@@ -158,7 +157,7 @@ bool vnet_rx_irq_enable(bool on)
 	bool arrived = vq_enable_cb(vq);
 	if (vnet_dev.repair) {
 		if (!arrived && vnet_dev.barrier_read) {
-			virtio_pci_barrier(&vnet_dev.vp); /* used_event out before the last look */
+			virtio_barrier(&vnet_dev.vd); /* used_event out before the last look */
 			vnet_dev.st.rx_barrier_reads++;
 			arrived = vq_has_used(vq);
 		}
@@ -237,38 +236,28 @@ static unsigned one_in(enum kopt id)
 
 /* ---- set-up ------------------------------------------------------------------ */
 
-static int queue_setup(struct queue_state *q, uint16_t index, uint16_t msix)
+static int queue_setup(struct queue_state *q, uint16_t index)
 {
-	uint16_t size = virtio_pci_queue_size(&vnet_dev.vp, index);
+	uint16_t size = virtio_queue_size(&vnet_dev.vd, index);
 	if (size == 0) {
-		virtio_pci_fail(&vnet_dev.vp, "a required queue is missing");
+		virtio_fail(&vnet_dev.vd, "a required queue is missing");
 		return -1;
 	}
 	if (size > MAX_QUEUE)
 		size = MAX_QUEUE;
 	if (size & (size - 1)) {
-		virtio_pci_fail(&vnet_dev.vp, "queue size is not a power of two");
+		virtio_fail(&vnet_dev.vd, "queue size is not a power of two");
 		return -1;
 	}
 	void *ring = page_alloc(vq_ring_bytes(size) / PAGE_SIZE);
 	if (!ring) {
-		virtio_pci_fail(&vnet_dev.vp, "no memory for the rings");
+		virtio_fail(&vnet_dev.vd, "no memory for the rings");
 		return -1;
 	}
-	bool event_idx = vnet_dev.vp.features & bit(VIRTIO_F_RING_EVENT_IDX);
+	bool event_idx = vnet_dev.vd.features & bit(VIRTIO_F_RING_EVENT_IDX);
 	vq_init(&q->vq, index, size, event_idx, ring, q->cookie, q->chain_len, q->chain_in);
 	q->vq.waits_when_done = index == TXQ; /* see virtqueue.c, "lost notifications" */
-	return virtio_pci_queue_enable(&vnet_dev.vp, &q->vq, msix);
-}
-
-static int bind_vector(struct pci_dev *pci, int entry, irq_handler_t fn)
-{
-	int vector = irq_alloc(fn, NULL);
-	if (vector < 0)
-		return -1;
-	pci_msix_route(pci, entry, vector);
-	pci_msix_mask(pci, entry, false);
-	return 0;
+	return virtio_queue_enable(&vnet_dev.vd, &q->vq);
 }
 
 bool vnet_present(void) { return vnet_dev.present; }
@@ -283,9 +272,12 @@ bool vnet_link_up(void)
 {
 	if (!vnet_dev.present)
 		return false;
-	if (!(vnet_dev.vp.features & bit(VIRTIO_NET_F_STATUS)))
+	if (!(vnet_dev.vd.features & bit(VIRTIO_NET_F_STATUS)))
 		return true; /* no status field: the link is always up */
-	return *(volatile uint16_t *)(vnet_dev.vp.device_cfg + 6) & VIRTIO_NET_S_LINK_UP;
+	uint16_t status;
+	if (virtio_config_read(&vnet_dev.vd, VIRTIO_NET_CFG_STATUS, &status, sizeof status) < 0)
+		return false;
+	return status & VIRTIO_NET_S_LINK_UP;
 }
 
 /* Whether the last look before a park is ordered by a device read (see
@@ -323,13 +315,11 @@ int vnet_init(void)
 {
 	if (vnet_dev.present)
 		return 0;
-	struct pci_dev *pci = pci_find(VIRTIO_VENDOR, VIRTIO_DEV_NET, 0);
-	if (!pci) {
-		kprintf("virtio-net: no modern virtio-net device (QEMU: -device virtio-net-pci,disable-legacy=on)\n");
+	if (virtio_find(&vnet_dev.vd, VIRTIO_ID_NET) < 0) {
+		kprintf("virtio-net: no modern virtio-net device (QEMU: -device virtio-net-pci,disable-legacy=on; "
+			"on microvm -device virtio-net-device with -global virtio-mmio.force-legacy=false)\n");
 		return -ENODEV;
 	}
-	if (virtio_pci_probe(&vnet_dev.vp, pci) < 0)
-		return -ENODEV;
 	vnet_dev.repair = kopt_number(KOPT_VNET_REPAIR) != 0;
 	vnet_dev.barrier_read = choose_barrier();
 	vnet_dev.tx_watchdog_ns = (uint64_t)kopt_number_or(KOPT_VNET_TX_WATCHDOG_US,
@@ -344,33 +334,31 @@ int vnet_init(void)
 	vnet_dev.drop_kicks = one_in(KOPT_VNET_DROP_KICKS);
 	vnet_dev.drop_rx = one_in(KOPT_VNET_DROP_RX);
 	vnet_dev.drop_tx = one_in(KOPT_VNET_DROP_TX);
-	if (pci->msix_size < 3 || pci_msix_enable(pci) < 0) {
-		virtio_pci_fail(&vnet_dev.vp, "needs MSI-X with 3 vectors");
+	if (virtio_irqs_prepare(&vnet_dev.vd, VIRTIO_IRQ_MAX) < 0)
 		return -EIO;
-	}
-	if (virtio_pci_negotiate(&vnet_dev.vp, choose_features, bit(VIRTIO_F_VERSION_1)) < 0)
+	if (virtio_negotiate(&vnet_dev.vd, choose_features, bit(VIRTIO_F_VERSION_1)) < 0)
 		return -EIO;
-	vnet_dev.offloads = offloads_of(vnet_dev.vp.features);
-	vnet_dev.merged = vnet_dev.vp.features & bit(VIRTIO_NET_F_MRG_RXBUF);
-	if (queue_setup(&vnet_dev.rx, RXQ, MSIX_RX) < 0 || queue_setup(&vnet_dev.tx, TXQ, MSIX_TX) < 0)
+	vnet_dev.offloads = offloads_of(vnet_dev.vd.features);
+	vnet_dev.merged = vnet_dev.vd.features & bit(VIRTIO_NET_F_MRG_RXBUF);
+	if (queue_setup(&vnet_dev.rx, RXQ) < 0 || queue_setup(&vnet_dev.tx, TXQ) < 0)
 		return -EIO;
-	if (virtio_pci_config_vector(&vnet_dev.vp, MSIX_CONFIG) < 0 ||
-	    bind_vector(pci, MSIX_CONFIG, config_interrupt) < 0 ||
-	    bind_vector(pci, MSIX_RX, rx_interrupt) < 0 || bind_vector(pci, MSIX_TX, tx_interrupt) < 0) {
-		virtio_pci_fail(&vnet_dev.vp, "cannot bind MSI-X vectors");
+	/* Indexed by source: VIRTIO_IRQ_CONFIG, then VIRTIO_IRQ_QUEUE0 + RXQ, + TXQ. */
+	static const irq_handler_t handlers[VIRTIO_IRQ_MAX] = { config_interrupt, rx_interrupt, tx_interrupt };
+	if (virtio_bind_irqs(&vnet_dev.vd, handlers, VIRTIO_IRQ_MAX) < 0)
 		return -EIO;
-	}
 	vnet_dev.rx_lend_on = kopt_number(KOPT_VNET_RX_LEND) != 0;
 	vnet_dev.rx_nbufs = rx_buffers_wanted();
 	vnet_dev.rx_lend_on = vnet_dev.rx_nbufs > vnet_dev.rx.vq.size; /* a reserve to lend from */
 	vnet_dev.rx_bufs = page_alloc((size_t)vnet_dev.rx_nbufs * RX_BUF_SIZE / PAGE_SIZE);
 	if (!vnet_dev.rx_bufs) {
-		virtio_pci_fail(&vnet_dev.vp, "no memory for receive buffers");
+		virtio_fail(&vnet_dev.vd, "no memory for receive buffers");
 		return -ENOMEM;
 	}
-	if (vnet_dev.vp.features & bit(VIRTIO_NET_F_MAC)) {
-		for (int i = 0; i < 6; i++)
-			vnet_dev.mac[i] = vnet_dev.vp.device_cfg[i];
+	if (vnet_dev.vd.features & bit(VIRTIO_NET_F_MAC)) {
+		if (virtio_config_read(&vnet_dev.vd, 0, vnet_dev.mac, sizeof vnet_dev.mac) < 0) {
+			virtio_fail(&vnet_dev.vd, "its MAC address cannot be read");
+			return -EIO;
+		}
 	} else {
 		/* A locally administered address from the TSC. */
 		uint64_t r = clock_ns() ^ 0x5a5a5a5a5a5aULL;
@@ -382,7 +370,8 @@ int vnet_init(void)
 	 * Receive interrupts are off until a waiter turns them on to park. */
 	vq_disable_cb(&vnet_dev.tx.vq);
 	vq_disable_cb(&vnet_dev.rx.vq);
-	virtio_pci_driver_ok(&vnet_dev.vp);
+	if (virtio_driver_ok(&vnet_dev.vd) < 0)
+		return -EIO;
 	vnet_dev.present = true;
 	vnet_rx_fill();
 	return 0;
@@ -407,7 +396,7 @@ void vnet_stats_print(void)
 		s->rx_drop_runt, s->rx_drop_merged, s->rx_drop_bad_header, s->rx_drop_too_long, s->tx_ring_full,
 		s->tx_too_many_segs, s->tx_bad_len, s->tx_bad_offload, s->rx_drop_injected, s->tx_drop_injected,
 		s->rx_kicks, s->tx_kicks, s->kicks_suppressed, s->rx_interrupts, s->tx_interrupts,
-		s->config_interrupts, vnet_dev.vp.features);
+		s->config_interrupts, vnet_dev.vd.features);
 	kprintf("virtio-net: offloads tx-csum %s rx-csum %s tx-tso4 %s rx-tso4 %s; rx multi-buffer %lu, "
 		"gso %lu, csum valid %lu, csum partial %lu; tx csum %lu, gso %lu (segments %lu)\n",
 		on_off(VNET_OFF_TX_CSUM), on_off(VNET_OFF_RX_CSUM), on_off(VNET_OFF_TX_TSO4),

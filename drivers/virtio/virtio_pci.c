@@ -1,7 +1,8 @@
 /*
  * virtio_pci.c: the virtio 1.x PCI transport (see virtio_pci.h). Only the
  * modern interface: the device must be started with disable-legacy=on or
- * offer VERSION_1 through its vendor capabilities.
+ * offer VERSION_1 through its vendor capabilities. The handshake that uses
+ * these registers is virtio_dev.c's, shared with the MMIO transport.
  */
 #include "virtio_pci.h"
 
@@ -15,7 +16,8 @@ enum { CFG_COMMON = 1, CFG_NOTIFY = 2, CFG_ISR = 3, CFG_DEVICE = 4 };
 #define COMMON_GF         0x0c
 #define COMMON_MSIX       0x10
 #define COMMON_NUMQ       0x12
-#define COMMON_STATUS     0x14
+#define COMMON_STATUS     VIRTIO_PCI_COMMON_STATUS
+#define COMMON_CFGGEN     0x15
 #define COMMON_Q_SELECT   0x16
 #define COMMON_Q_SIZE     0x18
 #define COMMON_Q_MSIX     0x1a
@@ -53,6 +55,7 @@ static volatile uint8_t *map_cap(struct pci_dev *pci, uint8_t cap, uint32_t *len
 int virtio_pci_probe(struct virtio_pci *vp, struct pci_dev *pci)
 {
 	*vp = (struct virtio_pci){ .pci = pci };
+	ksnprintf(vp->name, sizeof vp->name, "virtio %02x:%02x.%u", pci->bus, pci->dev, pci->fn);
 	for (uint8_t cap = pci_find_cap(pci, PCI_CAP_VENDOR, 0); cap;
 	     cap = pci_find_cap(pci, PCI_CAP_VENDOR, cap)) {
 		switch (pci_read8(pci, cap + 3)) {
@@ -77,8 +80,7 @@ int virtio_pci_probe(struct virtio_pci *vp, struct pci_dev *pci)
 		}
 	}
 	if (!vp->common || !vp->notify_base || !vp->device_cfg) {
-		kprintf("virtio: %02x:%02x.%u has no modern capabilities (start it with disable-legacy=on)\n",
-			pci->bus, pci->dev, pci->fn);
+		kprintf("%s: no modern capabilities (start it with disable-legacy=on)\n", vp->name);
 		return -1;
 	}
 	pci_enable_bus_master(pci);
@@ -86,49 +88,19 @@ int virtio_pci_probe(struct virtio_pci *vp, struct pci_dev *pci)
 }
 
 uint8_t virtio_pci_status(struct virtio_pci *vp) { return rd8(vp, COMMON_STATUS); }
+void virtio_pci_set_status(struct virtio_pci *vp, uint8_t status) { wr8(vp, COMMON_STATUS, status); }
+uint8_t virtio_pci_config_generation(struct virtio_pci *vp) { return rd8(vp, COMMON_CFGGEN); }
 
-void virtio_pci_fail(struct virtio_pci *vp, const char *why)
+uint32_t virtio_pci_device_features(struct virtio_pci *vp, uint32_t sel)
 {
-	kprintf("virtio: %02x:%02x.%u failed: %s\n", vp->pci->bus, vp->pci->dev, vp->pci->fn, why);
-	wr8(vp, COMMON_STATUS, (uint8_t)(rd8(vp, COMMON_STATUS) | VIRTIO_STATUS_FAILED));
+	wr32(vp, COMMON_DFSELECT, sel);
+	return rd32(vp, COMMON_DF);
 }
 
-int virtio_pci_negotiate(struct virtio_pci *vp, uint64_t (*choose)(uint64_t offered), uint64_t required)
+void virtio_pci_driver_features(struct virtio_pci *vp, uint32_t sel, uint32_t bits)
 {
-	wr8(vp, COMMON_STATUS, 0); /* reset; the device reads back 0 when done */
-	for (int i = 0; rd8(vp, COMMON_STATUS) != 0; i++) {
-		if (i == 1000000) {
-			virtio_pci_fail(vp, "reset did not complete");
-			return -1;
-		}
-		__asm__ volatile("pause");
-	}
-	wr8(vp, COMMON_STATUS, VIRTIO_STATUS_ACKNOWLEDGE);
-	wr8(vp, COMMON_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-
-	wr32(vp, COMMON_DFSELECT, 0);
-	uint64_t offered = rd32(vp, COMMON_DF);
-	wr32(vp, COMMON_DFSELECT, 1);
-	offered |= (uint64_t)rd32(vp, COMMON_DF) << 32;
-	if ((offered & required) != required) {
-		char why[96];
-		ksnprintf(why, sizeof why, "required features 0x%lx not offered (device offers 0x%lx)",
-			  required & ~offered, offered);
-		virtio_pci_fail(vp, why);
-		return -1;
-	}
-	vp->offered = offered;
-	vp->features = offered & (choose(offered) | required);
-	wr32(vp, COMMON_GFSELECT, 0);
-	wr32(vp, COMMON_GF, (uint32_t)vp->features);
-	wr32(vp, COMMON_GFSELECT, 1);
-	wr32(vp, COMMON_GF, (uint32_t)(vp->features >> 32));
-	wr8(vp, COMMON_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
-	if (!(rd8(vp, COMMON_STATUS) & VIRTIO_STATUS_FEATURES_OK)) {
-		virtio_pci_fail(vp, "device refused the negotiated features");
-		return -1;
-	}
-	return 0;
+	wr32(vp, COMMON_GFSELECT, sel);
+	wr32(vp, COMMON_GF, bits);
 }
 
 uint16_t virtio_pci_queue_size(struct virtio_pci *vp, uint16_t q)
@@ -139,21 +111,23 @@ uint16_t virtio_pci_queue_size(struct virtio_pci *vp, uint16_t q)
 	return rd16(vp, COMMON_Q_SIZE);
 }
 
-int virtio_pci_queue_enable(struct virtio_pci *vp, struct virtqueue *vq, uint16_t msix)
+int virtio_pci_queue_enable(struct virtio_pci *vp, struct virtqueue *vq, uint16_t msix, const char **why)
 {
 	wr16(vp, COMMON_Q_SELECT, vq->index);
 	wr16(vp, COMMON_Q_SIZE, vq->size);
 	wr16(vp, COMMON_Q_MSIX, msix);
 	if (rd16(vp, COMMON_Q_MSIX) != msix) {
-		virtio_pci_fail(vp, "device refused a queue's MSI-X vector");
+		*why = "device refused a queue's MSI-X vector";
 		return -1;
 	}
-	uint32_t doorbell = (uint32_t)rd16(vp, COMMON_Q_NOFF) * vp->notify_multiplier;
+	/* Both factors are 16 and 32 bits: the product is taken in 64. */
+	uint64_t doorbell = (uint64_t)rd16(vp, COMMON_Q_NOFF) * vp->notify_multiplier;
 	if (doorbell + 2 > vp->notify_len) {
-		virtio_pci_fail(vp, "queue notify offset outside the notify region");
+		*why = "queue notify offset outside the notify region";
 		return -1;
 	}
-	vq->notify = (volatile uint16_t *)(vp->notify_base + doorbell);
+	vq->notify = vp->notify_base + doorbell;
+	vq->notify_32 = false; /* the spec's 16-bit queue index (4.1.5.2) */
 	wr64(vp, COMMON_Q_DESC, (uint64_t)vq->desc);
 	wr64(vp, COMMON_Q_DRIVER, (uint64_t)vq->avail);
 	wr64(vp, COMMON_Q_DEVICE, (uint64_t)vq->used);
@@ -165,19 +139,4 @@ int virtio_pci_config_vector(struct virtio_pci *vp, uint16_t msix)
 {
 	wr16(vp, COMMON_MSIX, msix);
 	return rd16(vp, COMMON_MSIX) == msix ? 0 : -1;
-}
-
-void virtio_pci_driver_ok(struct virtio_pci *vp)
-{
-	wr8(vp, COMMON_STATUS, (uint8_t)(rd8(vp, COMMON_STATUS) | VIRTIO_STATUS_DRIVER_OK));
-}
-
-void virtio_pci_barrier(struct virtio_pci *vp)
-{
-	(void)rd8(vp, COMMON_STATUS); /* no side effect on the device */
-}
-
-void virtio_pci_notify(struct virtqueue *vq)
-{
-	*vq->notify = vq->index; /* one MMIO write: the doorbell found at set-up */
 }

@@ -61,6 +61,7 @@ struct virtqueue {
 	bool waits_when_done;        /* the device waits for a notify only once it has used
 	                              * all it saw (transmit); else (receive) also when what
 	                              * is posted is too little for its next frame */
+	bool notify_32;              /* the doorbell takes a 32-bit store (MMIO), else 16 (PCI) */
 	struct vring_desc *desc;     /* descriptor table, size entries */
 	struct vring_avail *avail;   /* available ring */
 	struct vring_used *used;     /* used ring */
@@ -82,7 +83,7 @@ struct virtqueue {
 	uint16_t *chain_len;         /* descriptors in the chain */
 	uint32_t *chain_in_bytes;    /* bytes the device may write */
 
-	volatile uint16_t *notify;   /* the transport's doorbell for this queue */
+	volatile void *notify;       /* the transport's doorbell for this queue */
 	uint64_t bad_used;           /* used entries rejected (bad id or length) */
 	uint64_t kicks, kicks_suppressed; /* vq_kick_prepare's decisions */
 	uint64_t kicks_repaired;     /* notifications vq_kick_repair found owed */

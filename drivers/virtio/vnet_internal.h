@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "virtio.h"
-#include "virtio_pci.h"
+#include "virtio_dev.h"
 #include "virtqueue.h"
 
 /* Feature bits (virtio spec 5.1.3). */
@@ -75,7 +75,7 @@ struct queue_state {
 
 struct vnet_dev {
 	bool present;                 /* vnet_init succeeded */
-	struct virtio_pci vp;         /* transport */
+	struct virtio_dev vd;         /* the device, over whichever transport */
 	struct queue_state rx, tx;    /* the two queues */
 	uint8_t *rx_bufs;             /* rx_nbufs buffers of RX_BUF_SIZE: the ring's and the reserve */
 	uint16_t rx_nbufs;            /* rx.vq.size, plus the reserve with lending on */

@@ -63,7 +63,7 @@ static void tx_watchdog(void)
 	else
 		vnet_dev.st.tx_watchdog_late++;
 	vq_kick_forced(vq);
-	virtio_pci_notify(vq);
+	virtio_notify(vq);
 	vnet_dev.st.tx_watchdog_kicks++;
 	vnet_dev.tx_seen_at = now;
 }

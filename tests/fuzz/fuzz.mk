@@ -38,7 +38,7 @@ $(FUZZ_PKG_STAMP): | $(PKG_STAMP)
 	@touch $@
 
 FUZZ_SRCS_http      := apps/httpd/http.c apps/httpd/body.c
-FUZZ_SRCS_cmdline   := kernel/cmdline.c
+FUZZ_SRCS_cmdline   := kernel/cmdline.c kernel/mmio_windows.c
 FUZZ_SRCS_image     := loader/image.c
 FUZZ_SRCS_virtqueue := drivers/virtio/virtqueue.c
 FUZZ_SRCS_iperf     := apps/iperf/session.c apps/iperf/proto.c apps/iperf/json.c

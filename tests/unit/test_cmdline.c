@@ -1,6 +1,7 @@
 /*
  * test_cmdline.c: the kernel command-line parser: options, flags, quoting,
- * the `--` split into argv, and every limit reported as an error.
+ * the `--` split into argv, the VMM's virtio_mmio.device entries taken out
+ * wherever they stand, and every limit reported as an error.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -114,6 +115,41 @@ static void exactly_the_buffer_and_one_more(void **state)
 	assert_int_equal(cmdline_parse(&c, empties, "a", &err), -1);
 }
 
+/* QEMU's microvm appends its entries after the app's arguments: they are
+ * neither options nor argv. */
+static void mmio_device_entries_taken_out(void **state)
+{
+	(void)state;
+	assert_int_equal(cmdline_parse(&c, "verbose virtio_mmio.device=4K@0xd0000000:5 -- -p 80 "
+				       "virtio_mmio.device=512@0xfeb00e00:12", "httpd", &err), 0);
+	assert_int_equal(c.nopts, 1);
+	assert_string_equal(c.opts[0].key, "verbose");
+	assert_int_equal(c.argc, 3);
+	assert_string_equal(c.argv[1], "-p");
+	assert_string_equal(c.argv[2], "80");
+	assert_null(c.argv[3]);
+	assert_int_equal(c.ndevices, 2);
+	assert_string_equal(c.devices[0], "4K@0xd0000000:5");
+	assert_string_equal(c.devices[1], "512@0xfeb00e00:12");
+	/* An empty value is kept, for mmio_windows_set to refuse by name. */
+	assert_int_equal(cmdline_parse(&c, "virtio_mmio.device=", "a", &err), 0);
+	assert_int_equal(c.ndevices, 1);
+	assert_string_equal(c.devices[0], "");
+	/* A name that only begins alike is an ordinary option. */
+	assert_int_equal(cmdline_parse(&c, "virtio_mmio.devices=1", "a", &err), 0);
+	assert_int_equal(c.ndevices, 0);
+	assert_int_equal(c.nopts, 1);
+
+	char line[CMDLINE_MAX_DEVICES * 40 + 40] = "";
+	for (int i = 0; i < CMDLINE_MAX_DEVICES; i++)
+		strcat(line, "virtio_mmio.device=512@0xfeb00000:5 ");
+	assert_int_equal(cmdline_parse(&c, line, "a", &err), 0);
+	assert_int_equal(c.ndevices, CMDLINE_MAX_DEVICES);
+	strcat(line, "-- virtio_mmio.device=512@0xfeb00000:5");
+	assert_int_equal(cmdline_parse(&c, line, "a", &err), -1);
+	assert_non_null(strstr(err, "too many virtio_mmio.device entries"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -124,6 +160,7 @@ int main(void)
 		cmocka_unit_test(empty_and_null_lines),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(exactly_the_buffer_and_one_more),
+		cmocka_unit_test(mmio_device_entries_taken_out),
 	};
 	return cmocka_run_group_tests_name("cmdline", tests, NULL, NULL);
 }

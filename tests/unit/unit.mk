@@ -41,6 +41,11 @@ UNIT_SRCS_image := loader/image.c
 UNIT_TESTS += memmap
 UNIT_SRCS_memmap := boot/memmap.c
 
+# The PVH start info to the kernel's bootinfo (issue 38), hostile records too.
+UNIT_TESTS += pvh
+UNIT_SRCS_pvh := boot/pvh.c
+UNIT_DEPS_pvh := boot/pvh.h boot/bootinfo.h
+
 UNIT_TESTS += physmem
 UNIT_SRCS_physmem := kernel/physmem.c
 
@@ -54,6 +59,15 @@ UNIT_DEPS_paging := loader/paging.h loader/image.h
 
 UNIT_TESTS += timerq
 UNIT_SRCS_timerq := kernel/timerq.c
+
+# The clock's sources (issue 38): the TSC's rate from CPUID leaves, the
+# hypervisor leaf, kvmclock's scale and calibration counts; and the ACPI
+# tables' checks and fields, over hostile tables.
+UNIT_TESTS += tsc_rate acpi
+UNIT_SRCS_tsc_rate := kernel/tsc_rate.c
+UNIT_DEPS_tsc_rate := kernel/tsc_rate.h
+UNIT_SRCS_acpi := kernel/acpi_tables.c
+UNIT_DEPS_acpi := kernel/acpi.h
 
 # The console's keys end a spin or a park at once (issue 36): the executor
 # and kernel/signal.c over kernel/timer.c's park (included by the test).
@@ -142,3 +156,14 @@ SWITCHES_MAIN := tests/unit/test_switches.c
 $(eval $(call socket_test,switches_all,,$(SWITCHES_MAIN)))
 $(eval $(call socket_test,switches_baseline,$(foreach s,$(SWITCH_NAMES),-D$(SWITCH_MACRO_$(s))=0),$(SWITCHES_MAIN)))
 $(foreach s,$(SWITCH_NAMES),$(eval $(call socket_test,switches_naive_$(s),-D$(SWITCH_MACRO_$(s))=0,$(SWITCHES_MAIN))))
+
+# virtio-mmio (issue 38): the command line's window entries, and the
+# transport's probe, queues, configuration and interrupt line over fake
+# register windows (the PCI transport stands in as never reached).
+UNIT_TESTS += mmio_windows
+UNIT_SRCS_mmio_windows := kernel/mmio_windows.c
+
+UNIT_TESTS += virtio_mmio
+UNIT_SRCS_virtio_mmio := drivers/virtio/virtio_mmio.c drivers/virtio/virtio_dev.c drivers/virtio/virtqueue.c \
+                         kernel/mmio_windows.c $(UNIT_PANIC)
+UNIT_DEPS_virtio_mmio := $(wildcard drivers/virtio/*.h) kernel/mmio_windows.h kernel/kernel.h kernel/mem.h

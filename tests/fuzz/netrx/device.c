@@ -2,8 +2,9 @@
  * device.c: a virtio-net device for the netrx harness, under the guest's
  * unmodified driver (drivers/virtio/virtio_net.c and virtqueue.c).
  *
- * The driver's PCI transport (virtio_pci.c, pci.c, MSI-X) is replaced by
- * stand-ins that hand it a device offering what QEMU's virtio-net-pci offers
+ * The driver's transport (virtio_dev.c over virtio_pci.c or virtio_mmio.c,
+ * with pci.c, MSI-X and the I/O APIC) is replaced by stand-ins for
+ * virtio_dev.h that hand it a device offering what QEMU's virtio-net-pci offers
  * on tap (MAC, STATUS, MRG_RXBUF, EVENT_IDX, VERSION_1, and the offloads
  * CSUM, GUEST_CSUM, HOST_TSO4, GUEST_TSO4; dev_offer changes that before the
  * driver starts) and remember where the two rings are. The harness then plays the device's side of the ring protocol:
@@ -50,7 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sanitizer/asan_interface.h>
-#include "drivers/virtio/virtio_pci.h"
+#include "drivers/virtio/virtio_dev.h"
 #include "drivers/virtio/virtqueue.h"
 #include "kernel/kernel.h"
 #include "netrx.h"
@@ -92,14 +93,11 @@ struct virtio_net_hdr {
 const uint8_t dev_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 
 static struct {
-	struct pci_dev pci;
 	uint8_t config[8];             /* device configuration: mac[6], status (link up) */
 	struct virtqueue *q[2];        /* the driver's rx (0) and tx (1) queues */
 	uint16_t next_avail[2];        /* the device's position in each available ring */
 	uint16_t used_idx[2];          /* and in each used ring */
-	irq_handler_t handler[3];      /* per MSI-X entry, as the driver routed them */
-	irq_handler_t vector_fn[256];  /* per vector allocated, its handler */
-	int nvectors;                  /* vectors allocated */
+	irq_handler_t handler[VIRTIO_IRQ_MAX]; /* per interrupt source, as the driver bound them */
 	bool waiting[2];               /* notifications on: the side waits for one
 	                                * (tx: idle; rx: out of buffers) */
 	unsigned mode;                 /* DEV_MISS_* */
@@ -108,7 +106,7 @@ static struct {
 	uint16_t event_value[2];       /* its value */
 	uint16_t used_event_seen;      /* rx used_event at the last interrupt decision */
 	unsigned notifies[2];          /* notifications received per queue */
-	unsigned barriers;             /* virtio_pci_barrier calls */
+	unsigned barriers;             /* virtio_barrier calls */
 	uint64_t offered;              /* feature bits offered (dev_offer) */
 	uint64_t features;             /* and negotiated */
 	unsigned tx_gso_frames;        /* transmitted frames cut into segments */
@@ -116,80 +114,82 @@ static struct {
 	void (*tap)(const uint8_t *frame, size_t len); /* shown each of them (dev_tap) */
 } dev = { .waiting = { true, true }, .offered = DEV_OFFER_TAP };
 
-/* ---- the PCI transport and kernel calls the driver makes ---------------------- */
+/* ---- the transport and kernel calls the driver makes -------------------------- */
 
-struct pci_dev *pci_find(uint16_t vendor, uint16_t device, int nth)
+int virtio_find(struct virtio_dev *vd, uint32_t type)
 {
-	if (vendor != 0x1af4 || device != 0x1041 || nth != 0)
-		return NULL;
-	dev.pci = (struct pci_dev){ .vendor = vendor, .device = device, .msix_size = 3 };
-	return &dev.pci;
-}
-
-int pci_msix_enable(struct pci_dev *d) { (void)d; return 0; }
-void pci_msix_mask(struct pci_dev *d, int entry, bool masked) { (void)d, (void)entry, (void)masked; }
-
-void pci_msix_route(struct pci_dev *d, int entry, int vector)
-{
-	(void)d;
-	if (entry >= 0 && entry < 3 && vector >= 0 && vector < 256)
-		dev.handler[entry] = dev.vector_fn[vector];
-}
-
-int irq_alloc(irq_handler_t handler, void *arg)
-{
-	(void)arg;
-	if (dev.nvectors == 256)
+	if (type != VIRTIO_ID_NET)
 		return -1;
-	dev.vector_fn[dev.nvectors] = handler;
-	return dev.nvectors++;
-}
-
-int virtio_pci_probe(struct virtio_pci *vp, struct pci_dev *pci)
-{
-	*vp = (struct virtio_pci){ .pci = pci, .device_cfg = dev.config, .device_cfg_len = sizeof dev.config };
+	*vd = (struct virtio_dev){ .transport = VIRTIO_TRANSPORT_PCI };
 	memcpy(dev.config, dev_mac, 6);
 	dev.config[6] = 1; /* VIRTIO_NET_S_LINK_UP */
 	return 0;
 }
 
-int virtio_pci_negotiate(struct virtio_pci *vp, uint64_t (*choose)(uint64_t offered), uint64_t required)
+const char *virtio_name(const struct virtio_dev *vd) { (void)vd; return "harness"; }
+
+int virtio_irqs_prepare(struct virtio_dev *vd, int nirqs)
+{
+	if (nirqs < 1 || nirqs > VIRTIO_IRQ_MAX)
+		harness_fail("driver asked for %d interrupt sources", nirqs);
+	vd->nirqs = nirqs;
+	return 0;
+}
+
+int virtio_bind_irqs(struct virtio_dev *vd, const irq_handler_t *fn, int n)
+{
+	if (n < 1 || n > vd->nirqs)
+		harness_fail("driver bound %d interrupt sources of %d prepared", n, vd->nirqs);
+	for (int i = 0; i < n; i++)
+		dev.handler[i] = fn[i];
+	return 0;
+}
+
+int virtio_config_read(struct virtio_dev *vd, uint32_t off, void *buf, uint32_t len)
+{
+	(void)vd;
+	if (off > sizeof dev.config || len > sizeof dev.config - off)
+		harness_fail("driver read configuration bytes %u..%u", off, off + len);
+	memcpy(buf, dev.config + off, len);
+	return 0;
+}
+
+int virtio_negotiate(struct virtio_dev *vd, uint64_t (*choose)(uint64_t offered), uint64_t required)
 {
 	uint64_t offered = F_MAC | F_MRG_RXBUF | F_STATUS | F_EVENT_IDX | F_VERSION_1 | dev.offered;
 	if ((offered & required) != required)
 		harness_fail("driver requires features the device does not offer");
-	vp->offered = offered;
-	vp->features = (choose(offered) | required) & offered;
-	if (((vp->features & F_HOST_TSO4) && !(vp->features & F_CSUM)) ||
-	    ((vp->features & F_GUEST_TSO4) && !(vp->features & F_GUEST_CSUM)))
+	vd->offered = offered;
+	vd->features = (choose(offered) | required) & offered;
+	if (((vd->features & F_HOST_TSO4) && !(vd->features & F_CSUM)) ||
+	    ((vd->features & F_GUEST_TSO4) && !(vd->features & F_GUEST_CSUM)))
 		harness_fail("driver took a TSO without its checksum offload (virtio 5.1.3.1)");
-	dev.features = vp->features;
+	dev.features = vd->features;
 	return 0;
 }
 
 void dev_offer(uint64_t offloads) { dev.offered = offloads; }
 
-uint16_t virtio_pci_queue_size(struct virtio_pci *vp, uint16_t q)
+uint16_t virtio_queue_size(struct virtio_dev *vd, uint16_t q)
 {
-	(void)vp;
+	(void)vd;
 	return q == 0 ? RX_QUEUE : q == 1 ? TX_QUEUE : 0;
 }
 
-int virtio_pci_queue_enable(struct virtio_pci *vp, struct virtqueue *vq, uint16_t msix)
+int virtio_queue_enable(struct virtio_dev *vd, struct virtqueue *vq)
 {
-	(void)vp, (void)msix;
+	(void)vd;
 	if (vq->index > 1)
 		harness_fail("driver enabled queue %u", vq->index);
 	dev.q[vq->index] = vq;
 	return 0;
 }
 
-int virtio_pci_config_vector(struct virtio_pci *vp, uint16_t msix) { (void)vp, (void)msix; return 0; }
-void virtio_pci_driver_ok(struct virtio_pci *vp) { (void)vp; }
+int virtio_driver_ok(struct virtio_dev *vd) { (void)vd; return 0; }
 /* A notification: the transmit side will take what is published at its next
  * step (QEMU schedules its bottom half); the receive side looks at the ring
  * again. Either leaves avail_event where it is, as QEMU does. */
-void virtio_pci_notify(struct virtqueue *vq)
+void virtio_notify(struct virtqueue *vq)
 {
 	int qi = vq == dev.q[1];
 	dev.notifies[qi]++;
@@ -198,15 +198,15 @@ void virtio_pci_notify(struct virtqueue *vq)
 
 /* The driver's ordering point before it parks: nothing to order in one
  * thread; counted. */
-void virtio_pci_barrier(struct virtio_pci *vp)
+void virtio_barrier(struct virtio_dev *vd)
 {
-	(void)vp;
+	(void)vd;
 	dev.barriers++;
 }
 
-void virtio_pci_fail(struct virtio_pci *vp, const char *why)
+void virtio_fail(struct virtio_dev *vd, const char *why)
 {
-	(void)vp;
+	(void)vd;
 	harness_fail("virtio-net set-up failed: %s", why);
 }
 
@@ -291,7 +291,7 @@ static void push_used(int qi, uint32_t id, uint32_t len)
 	} else {
 		irq = !(vq->avail->flags & VRING_AVAIL_F_NO_INTERRUPT);
 	}
-	irq_handler_t fn = dev.handler[qi + 1]; /* MSI-X entries: config 0, rx 1, tx 2 */
+	irq_handler_t fn = dev.handler[VIRTIO_IRQ_QUEUE0 + qi];
 	if (irq && fn)
 		fn(NULL);
 }

@@ -69,7 +69,7 @@ void dev_settle(void);
  * nobody repaired). */
 const char *dev_owed(void);
 /* Notifications received on queue qi (0 rx, 1 tx), and the driver's
- * virtio_pci_barrier calls. */
+ * virtio_barrier calls. */
 unsigned dev_notifies(int qi);
 unsigned dev_barriers(void);
 

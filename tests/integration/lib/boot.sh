@@ -2,7 +2,11 @@
 # serial console printed. Source it; then:
 #
 #   boot IMAGE [qemu-run options...] [-- APPEND]   sets OUT (console text, no CRs) and RC;
-#                                                  extra QEMU arguments come from $QEMU_EXTRA
+#                                                  extra QEMU arguments come from $QEMU_EXTRA;
+#                                                  the machine and entry from $MACHINE and
+#                                                  $BOOT (qemu-run's --machine and --boot:
+#                                                  `make test-integration MACHINE=microvm`)
+#                                                  unless the options name them
 #   expect_rc N                                    fails unless RC is N
 #   expect REGEX [what]                            fails unless a line of OUT matches
 #   expect_not REGEX [what]                        fails if a line matches
@@ -31,13 +35,21 @@ boot() {
 		if [ "$1" = -- ]; then shift; append="$*"; break; fi
 		opts+=("$1"); shift
 	done
-	echo "+ qemu-run ${opts[*]} --append '$append' $image"
+	# Under PVH the image boots alone; the loader boots it otherwise.
+	local machine=${MACHINE:-pc} how=${BOOT:-} i
+	for ((i = 0; i < ${#opts[@]} - 1; i++)); do
+		case ${opts[i]} in --machine) machine=${opts[i + 1]} ;; --boot) how=${opts[i + 1]} ;; esac
+	done
+	[ -n "$how" ] || { [ "$machine" = microvm ] && how=pvh || how=loader; }
+	local files=("$LOADER" "$image")
+	[ "$how" = pvh ] && files=("$image")
+	echo "+ qemu-run --machine $machine --boot $how ${opts[*]} --append '$append' ${files[*]}"
 	local log
 	log=$(mktemp)
 	local extra=()
 	[ -n "${QEMU_EXTRA:-}" ] && read -ra extra <<<"-- $QEMU_EXTRA"
-	"$QEMU_RUN" --timeout "${BOOT_TIMEOUT:-60}" "${opts[@]}" --append "$append" \
-		"$LOADER" "$image" "${extra[@]}" >"$log" 2>&1
+	"$QEMU_RUN" --timeout "${BOOT_TIMEOUT:-60}" --machine "$machine" --boot "$how" "${opts[@]}" \
+		--append "$append" "${files[@]}" "${extra[@]}" >"$log" 2>&1
 	RC=$?
 	OUT=$(tr -d '\r' <"$log")
 	rm -f "$log"
