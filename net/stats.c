@@ -3,7 +3,7 @@
  * drops by reason, polls, offloads), the driver's statistics, and lwIP's protocol,
  * heap and pool statistics, compactly (one line per protocol, only pools
  * that were used), and one "pools:" line of everything that must come back
- * to its idle value once the load stops (what bench/soak compares).
+ * to its idle value once the load stops (what make soak compares).
  */
 #include "lwip/memp.h"
 #include "lwip/stats.h"

@@ -52,11 +52,11 @@ RUN_FIELDS = ["rep", "backend", "emulator", "placement", "loadgen", "guest", "lo
               "plugin", "insns_per_req", "insns_nowait_per_req", "insns_kernel_per_req", "insns_user_per_req"]
 GUEST_FIELDS = ["rep", "backend", "emulator", "placement", "guest", "boot_s", "idle_cpu_pct",
                 "image_bytes", "status", "plugin"]
-# What run-bench wrote before the instruction counts: no plugin column (no
-# run was under the plugin) and no instructions.
+# What the old driver (bench/run-bench) wrote before the instruction
+# counts: no plugin column (no run was under the plugin), no instructions.
 RUN_FIELDS_V2 = RUN_FIELDS[:RUN_FIELDS.index("plugin")]
 GUEST_FIELDS_V2 = GUEST_FIELDS[:GUEST_FIELDS.index("plugin")]
-# What run-bench wrote before: no emulator, placement or load-generator
+# What it wrote before that: no emulator, placement or load-generator
 # columns (QEMU 7.2, nothing pinned, ab), no p50, no CPU accounting of others.
 RUN_FIELDS_V1 = ["rep", "backend", "guest", "load", "keepalive", "concurrency", "requests", "secs",
                  "rps", "failed", "non2xx", "mean_ms", "p99_ms", "server_cpu_s", "server_cpu_pct",
