@@ -1,25 +1,52 @@
 #!/usr/bin/env bash
-# The PVH entry (kernel/pvh.S, boot/pvh.c) on the PC machine: QEMU loads
-# hello.elf by itself (-kernel IMAGE, no loader) and enters it by its Xen
-# note with the start info in %ebx. The command line arrives whole (no image
-# path to skip), a panic, a bad command line and a CPU without a feature get
-# their statuses, W^X holds once the kernel has its tables, RAM above 4 GiB
-# is mapped where the CPU has 1 GiB pages and reported as not usable where
-# it does not. No ELF file lies in memory under PVH, so backtraces have
-# addresses but no names.
+# The PVH entry (kernel/pvh.S, boot/pvh.c): QEMU loads hello.elf by itself
+# (-kernel IMAGE, no loader) and enters it by its Xen note with the start
+# info in %ebx, on the PC machine and on microvm (no PCI, no PC firmware
+# tables; PVH is its default boot). On both: the command line arrives whole
+# (no image path to skip), a panic and a bad command line get their
+# statuses, W^X holds once the kernel has its tables. On pc: a CPU without
+# a feature gets its status, RAM above 4 GiB is mapped where the CPU has
+# 1 GiB pages and reported as not usable where it does not. No ELF file
+# lies in memory under PVH, so backtraces have addresses but no names.
 . "$(dirname "$0")/../lib/boot.sh"
 MEMCHECK=$ROOT/$BUILD/apps/memcheck.elf
 CPU=qemu64,apic,fsgsbase,fxsr,rdrand,rdtscp,xsave,xsaveopt # qemu-run's
 
-boot "$HELLO" --boot pvh -- 'quiet -- -e 42 "two words" plain'
-expect_rc 42
-expect_not '^loader:' "(no loader ran)"
-expect '^argv\[0\] = "hello"$'
-expect '^argv\[1\] = "-e"$'
-expect '^argv\[3\] = "two words"$'
-expect_not '^argv\[5\]'
-expect_not '^kernel: uptime' "(quiet, the first word, is read as an option)"
-expect '^exit 42$'
+for machine in pc microvm; do
+	echo "== $machine"
+	boot "$HELLO" --machine "$machine" --boot pvh -- 'quiet -- -e 42 "two words" plain'
+	expect_rc 42
+	expect_not '^loader:' "(no loader ran)"
+	expect '^argv\[0\] = "hello"$'
+	expect '^argv\[1\] = "-e"$'
+	expect '^argv\[3\] = "two words"$'
+	expect_not '^argv\[5\]'
+	expect_not '^kernel: uptime' "(quiet, the first word, is read as an option)"
+	expect '^exit 42$'
+
+	# A panic: status 70, a backtrace of bare addresses.
+	boot "$HELLO" --machine "$machine" --boot pvh -- 'quiet -- --fault'
+	expect_rc 70
+	expect '^panic: page fault \(vector 14\), error code 0x0$'
+	expect '^backtrace:$'
+	expect '^  #1  0x[0-9a-f]+ \?'
+
+	# W^X from the kernel's own tables.
+	boot "$HELLO" --machine "$machine" --boot pvh -- 'quiet -- --write-text'
+	expect_rc 70
+	expect '^panic: page fault \(vector 14\), error code 0x3$'
+	boot "$HELLO" --machine "$machine" --boot pvh -- 'quiet -- --exec-data'
+	expect_rc 70
+	expect '^panic: page fault \(vector 14\), error code 0x11$'
+
+	# A bad command line: an unknown option, an unclosed quote.
+	boot "$HELLO" --machine "$machine" --boot pvh -- 'no_such_option=1 -- -s 0'
+	expect_rc 64
+	expect '^kernel: .*no_such_option'
+	boot "$HELLO" --machine "$machine" --boot pvh -- 'quiet -- "unclosed'
+	expect_rc 64
+	expect '^kernel: bad command line'
+done
 
 # The first word is an option, not an image path to skip.
 boot "$HELLO" --boot pvh -- 'verbose -- -s 0'
@@ -30,29 +57,6 @@ boot "$HELLO" --boot pvh -- ''
 expect_rc 0
 expect '^argv\[0\] = "hello"$'
 expect_not '^argv\[1\]'
-
-# A panic: status 70, a backtrace of bare addresses.
-boot "$HELLO" --boot pvh -- 'quiet -- --fault'
-expect_rc 70
-expect '^panic: page fault \(vector 14\), error code 0x0$'
-expect '^backtrace:$'
-expect '^  #1  0x[0-9a-f]+ \?'
-
-# W^X from the kernel's own tables.
-boot "$HELLO" --boot pvh -- 'quiet -- --write-text'
-expect_rc 70
-expect '^panic: page fault \(vector 14\), error code 0x3$'
-boot "$HELLO" --boot pvh -- 'quiet -- --exec-data'
-expect_rc 70
-expect '^panic: page fault \(vector 14\), error code 0x11$'
-
-# A bad command line: an unknown option, an unclosed quote.
-boot "$HELLO" --boot pvh -- 'no_such_option=1 -- -s 0'
-expect_rc 64
-expect '^kernel: .*no_such_option'
-boot "$HELLO" --boot pvh -- 'quiet -- "unclosed'
-expect_rc 64
-expect '^kernel: bad command line'
 
 # A CPU the kernel cannot run on: the loader's words and status, from the
 # 32-bit entry (long mode, TSC) and from its C (SSE, NX).
