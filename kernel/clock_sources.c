@@ -38,6 +38,11 @@
 #define STALL_TSC_TICKS 2000000000ULL
 /* Timed reads at each end of a counter's round; the quickest is used. */
 #define SAMPLE_READS 8
+/* Rounds tried in all for CALIBRATE_ROUNDS good ones. A round whose counter
+ * seemed to jump is one the vCPU lost the CPU in for longer than half the
+ * counter's range (27 ms of the PIT's 16 bits): a busy host, not a broken
+ * counter, unless it happens round after round. */
+#define CALIBRATE_TRIES (4 * CALIBRATE_ROUNDS)
 
 #define CPUID_HYPERVISOR_BIT (1u << 31) /* CPUID.1:ECX: running under a hypervisor */
 #define KVM_FEATURE_CLOCKSOURCE  0  /* kvmclock at MSR 0x12 */
@@ -272,11 +277,13 @@ static bool counter_step(const struct counter *c, uint64_t prev, uint64_t now, u
 	return *step <= c->mask / 2;
 }
 
-/* One round: the TSC's rate over CALIBRATE_MS of c, or 0 with why. Both
+/* One round: the TSC's rate over CALIBRATE_MS of c, or 0 with why (and
+ * *jumped set when the counter seemed to jump: worth another round). Both
  * ends are sampled alike (the quickest of a few timed reads), so the time
  * a read takes cancels out. */
-static uint64_t counter_round(const struct counter *c, const char **why)
+static uint64_t counter_round(const struct counter *c, const char **why, bool *jumped)
 {
+	*jumped = false;
 	uint64_t target = c->hz ? c->hz * CALIBRATE_MS / 1000
 				: 1000000000000ULL * CALIBRATE_MS / c->period_fs;
 	uint64_t t0, t1, step, total = 0;
@@ -285,6 +292,7 @@ static uint64_t counter_round(const struct counter *c, const char **why)
 		uint64_t now = c->read(c), at = rdtsc();
 		if (!counter_step(c, prev, now, &step)) {
 			*why = "its counter jumps (backward, or past half its range)";
+			*jumped = true;
 			return 0;
 		}
 		if (step)
@@ -299,6 +307,7 @@ static uint64_t counter_round(const struct counter *c, const char **why)
 	uint64_t last = sample(c, &t1);
 	if (!counter_step(c, prev, last, &step)) {
 		*why = "its counter jumps (backward, or past half its range)";
+		*jumped = true;
 		return 0;
 	}
 	total += step;
@@ -306,16 +315,24 @@ static uint64_t counter_round(const struct counter *c, const char **why)
 		     : tsc_hz_from_period(t1 - t0, total, c->period_fs, why);
 }
 
-/* The median of CALIBRATE_ROUNDS rounds; absent when any round fails. */
+/* The median of CALIBRATE_ROUNDS good rounds. Absent when a round fails
+ * other than by a jump, or when CALIBRATE_TRIES rounds did not give enough
+ * good ones. */
 static struct clock_reading calibrate(const struct counter *c)
 {
-	const char *why;
+	const char *why = NULL;
 	uint64_t rounds[CALIBRATE_ROUNDS];
-	for (int i = 0; i < CALIBRATE_ROUNDS; i++) {
-		uint64_t hz = counter_round(c, &why);
+	int i = 0;
+	for (int tries = 0; i < CALIBRATE_ROUNDS; tries++) {
+		if (tries == CALIBRATE_TRIES)
+			return absent(why);
+		bool jumped;
+		uint64_t hz = counter_round(c, &why, &jumped);
+		if (!hz && jumped)
+			continue;
 		if (!hz)
 			return absent(why);
-		int j = i; /* insertion: rounds[0..i] stay sorted */
+		int j = i++; /* insertion: rounds[0..i) stay sorted */
 		for (; j > 0 && rounds[j - 1] > hz; j--)
 			rounds[j] = rounds[j - 1];
 		rounds[j] = hz;
