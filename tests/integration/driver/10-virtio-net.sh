@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The virtio-net driver alone: negotiate with QEMU's modern virtio-net-pci,
-# send ARP requests as two-piece descriptor chains and receive the replies,
-# parked on the MSI-X receive interrupt in between.
+# The virtio-net driver alone: negotiate with QEMU's modern virtio-net-pci
+# (or, with MACHINE=microvm, virtio-net-device on virtio-mmio), send ARP
+# requests as two-piece descriptor chains and receive the replies, parked on
+# the receive interrupt (MSI-X, or the I/O APIC line) in between.
 . "$(dirname "$0")/../lib/boot.sh"
 IMAGE=$ROOT/$BUILD/apps/vnet_arp.elf
 
@@ -23,7 +24,10 @@ expect_rc 2
 expect '^virtio-net: no modern virtio-net device'
 
 # A legacy-only device (no modern capabilities): refused with the reason.
-QEMU_EXTRA="-netdev user,id=x -device virtio-net-pci,disable-modern=on,netdev=x" boot "$IMAGE" -- 'verbose quiet'
-expect_rc 2
-expect '^pci: 00:[0-9a-f]{2}\.0 1af4:1000 ' "(the legacy device is there)"
-expect '^virtio-net: no modern virtio-net device'
+# On PCI here; on microvm test 28 gives a version-1 virtio-mmio device.
+if [ "${MACHINE:-pc}" = pc ]; then
+	QEMU_EXTRA="-netdev user,id=x -device virtio-net-pci,disable-modern=on,netdev=x" boot "$IMAGE" -- 'verbose quiet'
+	expect_rc 2
+	expect '^pci: 00:[0-9a-f]{2}\.0 1af4:1000 ' "(the legacy device is there)"
+	expect '^virtio-net: no modern virtio-net device'
+fi
