@@ -95,11 +95,14 @@ class Instance:
             return None
 
     def kill(self):
-        """KILLs QEMU and qemu-run's session (qemu-run, timeout(1), QEMU)."""
+        """KILLs QEMU and qemu-run's session (qemu-run, timeout(1), QEMU),
+        and removes the temporary files qemu-run would have removed."""
         if self.proc is None:
             return
         pid = self.qemu_pid()
+        leftovers = []
         if pid is not None and _is_child_of_session(pid, self.proc.pid):
+            leftovers = _qemu_run_files(pid)
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -110,6 +113,31 @@ class Instance:
             except OSError:
                 pass
         self.proc.wait()
+        for path in leftovers:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def _qemu_run_files(pid):
+    """qemu-run's two temporary files, named by its QEMU: the file its
+    stderr goes to and the console's logfile=. Only mktemp's names in the
+    temporary folder are taken, whatever the command line says."""
+    tmpdir = os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
+    found = []
+    try:
+        found.append(os.readlink(f"/proc/{pid}/fd/2"))
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().decode(errors="replace").split("\0")
+    except OSError:
+        args = []
+    for a in args:
+        for part in a.split(","):
+            if part.startswith("logfile="):
+                found.append(part[len("logfile="):])
+    return [p for p in found if os.path.dirname(os.path.realpath(p)) == tmpdir
+            and os.path.basename(p).startswith("tmp.")]
 
 
 def _is_child_of_session(pid, sid):

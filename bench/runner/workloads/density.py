@@ -55,7 +55,8 @@ USER_GUEST_NET = "ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"  # slirp's defaul
 MACHINES = ("pc", "microvm")
 INSTANCE_FIELDS = ["guest", "machine", "step", "index", "port", "qemu_pid", "up_s", "rss_kib", "pss_kib",
                    "probe_ms", "status"]
-STOP_SECS = 60       # from the TERMs to the KILL: a thousand qemu-runs end at once
+STOP_SECS = 30       # from the TERMs to the KILL, and STOP_SECS_EACH more per instance:
+STOP_SECS_EACH = 0.25  # hundreds of QEMUs and qemu-runs ending at once share two cores
 TASK_SPARE = 2000    # tasks kept free below pid_max and threads-max
 
 
@@ -439,10 +440,10 @@ class Workload:
     @staticmethod
     def stop_all(instances):
         """TERM to every qemu-run, then a KILL to what still runs after
-        STOP_SECS; the number killed."""
+        STOP_SECS (and STOP_SECS_EACH per instance); the number killed."""
         for i in instances:
             i.stop()
-        end = time.monotonic() + STOP_SECS
+        end = time.monotonic() + STOP_SECS + STOP_SECS_EACH * len(instances)
         for i in instances:
             i.reap(end - time.monotonic())
         killed = 0
