@@ -121,6 +121,7 @@ help:
 	@echo '  bench-costs          what each primitive costs under TCG 7.2, TCG 10 and KVM'
 	@echo '  kvm-stress           10 nested-KVM boots of 10,000 new connections each'
 	@echo '  soak                 a long run that must fail no request and leak nothing'
+	@echo '  density              how many instances serve at once, uk against Linux, pc and microvm'
 	@echo '  linux-guest          the Linux guest (Debian kernel, our init and httpd)'
 	@echo '  variants             every named variant; list-variants names them'
 	@echo '  kernel-options-doc   write docs/kernel-options.md from the options table (kernel/options.c)'

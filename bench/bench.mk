@@ -9,6 +9,8 @@
 #   make bench-bulk        iperf3 and large HTTP bodies (spec bulk)
 #   make soak              a long run that must fail and leak nothing (spec soak;
 #                          SOAK_X sets its X)
+#   make density           how many guests serve at once, started how fast, idle
+#                          at what cost (spec density; QUICK=1: a few unikernels)
 #   make bench-kvm, bench-costs, kvm-stress   the nested-KVM batches
 #                          (tools/nested/nested.mk; specs kvm, costs, kvm-stress)
 #   make bench-summary DIR=...   every table of a batch again (bench/run summarise)
@@ -178,6 +180,17 @@ SOAK_ENV = $(strip BUILD=$(BUILD) $(foreach v,$(SOAK_SETTINGS),$(if $(SOAK_$(v))
 .PHONY: soak
 soak: all
 	$(SOAK_ENV) bench/run soak
+
+# ---- density: how many guests this host keeps serving at once --------------
+# bench/specs/density.toml has the settings; only those given are passed.
+DENSITY_SETTINGS := QUICK CONFIGS STEPS LINUX_STEPS MAX MEM LINUX_MEM SHARE PROBE_TIMEOUT PROBE_CONC BOOTING \
+	BOOT_TIMEOUT SETTLE IDLE_SECS RESERVE_MIB LIFETIME ACCEL UK_HTTPD OUT MAX_LOAD FORCE LOADAVG_FILE
+DENSITY_ENV = BUILD=$(BUILD) $(foreach v,$(DENSITY_SETTINGS),$(if $($(v)),$(v)='$($(v))'))
+
+.PHONY: density
+density: all linux-guest
+	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
+	$(DENSITY_ENV) bench/run density
 
 # ---- the Linux guest for iperf (bench/run bulk, test 49) -------------------
 #   make linux-iperf-guest   the same kernel, init and httpd, and the iperf3
