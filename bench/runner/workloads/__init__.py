@@ -15,4 +15,5 @@ Each module holds a class Workload(spec) that checks the spec's settings
     kvm         VM exits per request under nested KVM (make bench-kvm)
     costs       the primitives' costs under TCG and nested KVM (make bench-costs)
     kvm_stress  nested-KVM boots hunting wedges (make kvm-stress)
+    boot        boot to first answer, guest boot time, memory (make bench-boot)
 """
