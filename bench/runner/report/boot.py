@@ -20,7 +20,7 @@ from .tables import Stat, batch_header, md_table, read_meta
 BOOTS = "boots.csv"
 MIN_MEM = "min-mem.csv"
 GOAL_ANSWER_MS = 100   # issue 38: the first answer within 100 ms of QEMU's start under TCG
-GOAL_GUEST_US = 1000   # and the unikernel's own boot within 1 ms
+GOAL_GUEST_US = 1000   # and the unikernel's own boot within 1 ms of guest time under KVM
 
 
 def read_rows(path, required):
@@ -86,7 +86,9 @@ def write(out):
             goals.append(f"- {c[0]} on {c[1]} (TCG): first answer {answer.median:.1f} ms after QEMU's start "
                          f"(goal: within {GOAL_ANSWER_MS} ms): "
                          f"{'met' if answer.median <= GOAL_ANSWER_MS else 'not met'}")
-        if c[0] != "linux" and "tsc-from-entry" in clocks and guest.median is not None:
+        # The 1 ms goal is guest time under KVM: under TCG the guest's TSC is
+        # the host's, so its "own" boot is the emulator's wall time.
+        if c[2] != "tcg" and "tsc-from-entry" in clocks and guest.median is not None:
             goals.append(f"- {c[0]} on {c[1]} ({c[2]}): own boot {guest.median * 1000:.0f} us of guest time "
                          f"(goal: at most {GOAL_GUEST_US} us): "
                          f"{'met' if guest.median * 1000 <= GOAL_GUEST_US else 'not met'}")
