@@ -116,6 +116,7 @@ help:
 	@echo '  bench-quick          one short repetition of it'
 	@echo '  bench-fixes          what each design switch is worth (variants against Linux)'
 	@echo '  bench-bulk           iperf3 bulk transfers against each guest'
+	@echo '  bench-boot           boot to first answer, guest boot time, memory: uk and Linux, pc and microvm'
 	@echo '  nested               the nested-KVM host (L1) that runs our images under KVM'
 	@echo '  bench-kvm            VM exits per request by reason, uk against Linux (nested KVM)'
 	@echo '  bench-costs          what each primitive costs under TCG 7.2, TCG 10 and KVM'

@@ -7,6 +7,9 @@
 #   make bench-fixes       what each design switch is worth (spec fixes;
 #                          FIXES_SET=steps|loo|ideas|all picks the variants)
 #   make bench-bulk        iperf3 and large HTTP bodies (spec bulk)
+#   make bench-boot        boot to first answer, the guest's own boot time and
+#                          QEMU's memory, uk and Linux on pc and microvm (spec
+#                          boot; QUICK=1: 2 boots each; MIN_MEM=1 bisects -m)
 #   make soak              a long run that must fail and leak nothing (spec soak;
 #                          SOAK_X sets its X)
 #   make density           how many guests serve at once, started how fast, idle
@@ -217,3 +220,15 @@ BULK_ENV = BUILD=$(BUILD) $(foreach v,QUICK GUESTS LOADS HTTP_LOADS HTTP_PATH RE
 bench-bulk: all $(IPERF_HOST) $(IPERF_HOST).flags $(HTTPD_HOST) $(HTTPD_HOST).flags linux-iperf-guest
 	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
 	$(BULK_ENV) bench/run bulk
+
+# ---- bench-boot: boot to first answer, guest boot time, memory --------------
+# bench/specs/boot.toml has the settings; only those given are passed. The
+# unikernel boots httpd-all.elf (the loader before it on pc, alone on
+# microvm), the Linux guest vmlinux and initrd.img on both.
+BOOT_ENV = BUILD=$(BUILD) $(foreach v,QUICK GUESTS MACHINES ACCELS BOOTS MEM TIMEOUT MIN_MEM MIN_MEM_LO \
+	MIN_MEM_TIMEOUT COUNT OUT MAX_LOAD FORCE LOADAVG_FILE UK_HTTPD,$(if $($(v)),$(v)='$($(v))'))
+
+.PHONY: bench-boot
+bench-boot: all linux-guest $(HTTPD_HOST).flags $(if $(filter 1,$(COUNT)),$(PLUGIN_72))
+	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
+	$(BOOT_ENV) bench/run boot

@@ -181,6 +181,13 @@ const struct kopt_spec kernel_options[KOPT_COUNT] = {
 		       "none answers",
 		.read_in = "kernel/clock.c",
 	},
+	[KOPT_BOOT_TIME] = {
+		.name = "boot_time", .kind = KOPT_FLAG,
+		.doc = "when a socket first listens, print `kernel: listening N ns after the first "
+		       "instruction`: the guest's own boot time by its TSC, from the loader's first "
+		       "instruction (the kernel's under PVH) to the app's listen (make bench-boot)",
+		.read_in = "net/socket.c",
+	},
 };
 
 /* ---- reading a value -------------------------------------------------------- */

@@ -26,9 +26,12 @@ out=$1 kroot=$2 init=$3 httpd=$4
 shift 4
 
 # Dependencies first; virtio_pci needs the legacy helper even with
-# disable-legacy=on (its symbols are linked in).
+# disable-legacy=on (its symbols are linked in). virtio_mmio, for QEMU's
+# microvm, loads only where ACPI names a virtio-mmio transport (LNRO0005,
+# microvm's DSDT): init skips a module whose condition path is absent.
 MODULES="virtio_ring virtio_pci_modern_dev virtio_pci_legacy_dev virtio virtio_pci \
-failover net_failover virtio_net"
+virtio_mmio failover net_failover virtio_net"
+MMIO_PRESENT=/sys/bus/acpi/devices/LNRO0005:00
 
 moddir=$(ls -d "$kroot"/lib/modules/*/ 2>/dev/null | head -n1)
 [ -n "$moddir" ] || { echo "mkinitramfs: no lib/modules in $kroot (run mk/deps.sh linux)" >&2; exit 1; }
@@ -74,7 +77,10 @@ for m in $MODULES; do
 	*.xz) xz -dc "$ko" >"$stage/lib/modules/$m.ko" ;;
 	*) echo "mkinitramfs: cannot unpack $ko" >&2; exit 1 ;;
 	esac
-	echo "$m" >>"$stage/lib/modules/load-order"
+	case "$m" in
+	virtio_mmio) echo "$m $MMIO_PRESENT" >>"$stage/lib/modules/load-order" ;;
+	*) echo "$m" >>"$stage/lib/modules/load-order" ;;
+	esac
 done
 
 # Sorted names and fixed owners keep the archive the same from run to run.

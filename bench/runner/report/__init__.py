@@ -19,6 +19,7 @@ fixes report). What each kind gets:
     kvm       summary.md and runs.csv (kvm.py)
     costs     costs.md (costs.py)
     density   summary.md from steps.csv (density.py)
+    boot      summary.md (boot.py)
     soak, kvm-stress
               none here: their workloads write their reports as they run
 --ref is the guest the ratios are taken against (http: default the batch's
@@ -35,10 +36,10 @@ import os
 import sys
 
 from ..records import InputError
-from . import bulk, costs, counters, density, fixes, http, kvm, reqtrace
+from . import boot, bulk, costs, counters, density, fixes, http, kvm, reqtrace
 from .tables import parse_meta, read_batch, read_meta
 
-KINDS = ("http", "fixes", "bulk", "kvm", "costs", "density", "soak", "kvm-stress")
+KINDS = ("http", "fixes", "bulk", "kvm", "costs", "boot", "density", "soak", "kvm-stress")
 
 
 def is_fixes(name):
@@ -72,6 +73,8 @@ def kind_of(out_dir):
         return "kvm-stress"
     if os.path.exists(os.path.join(out_dir, "loads.tsv")):
         return "soak"
+    if os.path.exists(os.path.join(out_dir, boot.BOOTS)):
+        return "boot"
     return None
 
 
@@ -111,6 +114,8 @@ def summarise(out_dir, kind=None, ref=None, include_busy=False, chart=True):
             return costs.write(out_dir)
         if kind == "density":
             return density.write(out_dir)
+        if kind == "boot":
+            return boot.write(out_dir)
     except InputError as e:
         print(f"summarise: {e}", file=sys.stderr)
         return 2

@@ -16,4 +16,5 @@ Each module holds a class Workload(spec) that checks the spec's settings
     costs       the primitives' costs under TCG and nested KVM (make bench-costs)
     kvm_stress  nested-KVM boots hunting wedges (make kvm-stress)
     density     how many guests serve at once, started how fast, idle at what cost (make density)
+    boot        boot to first answer, guest boot time, memory (make bench-boot)
 """
