@@ -110,7 +110,7 @@ help:
 	@echo '  test-integration     the QEMU integration tests (TESTS="30 31" for some)'
 	@echo '  test-microvm         the PC machine's tests again on QEMU's microvm machine'
 	@echo '  test-qemu10          the emulator-facing integration tests under QEMU 10 (fetches it)'
-	@echo '  test-bench           the benchmark harness'"'"'s own tests (60-69) alone'
+	@echo '  test-bench           the benchmark harness'"'"'s own tests (tests/integration/bench) alone'
 	@echo '  fuzz                 every libFuzzer harness for FUZZ_SECS s (FUZZ=http for one)'
 	@echo '  bench                the benchmark: Linux guest, unikernel, native (settings: bench/bench.mk)'
 	@echo '  bench-quick          one short repetition of it'

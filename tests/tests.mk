@@ -66,7 +66,7 @@ MICROVM_TESTS ?= 00 07 10 30 31 43 33 34 35 46 47 48 53
 test-microvm: $(TEST_DEPS)
 	BUILD=$(BUILD) MACHINE=microvm QEMU_MACHINE=microvm tests/run-integration $(MICROVM_TESTS)
 
-# The benchmark harness's own tests (tests/integration/bench, 60-69: its
+# The benchmark harness's own tests (tests/integration/bench, 60-72: its
 # scripts on fixed inputs, its guests and placements), alone; make test runs
 # them with the rest.
 BENCH_TESTS := bench
