@@ -17,10 +17,9 @@ instance of its configuration answered the probe in time (its verdict
 column). Exit: 0; 2 (InputError) when steps.csv is missing or malformed.
 Standard library only.
 """
-import csv
 import os
 
-from ..records import InputError, num
+from ..records import InputError, num, read_csv
 from .tables import md_table, parse_meta, read_meta
 
 FIELDS = ["guest", "machine", "mem", "step", "running", "added", "up", "start_s", "starts_per_s", "up_p50_s",
@@ -34,17 +33,8 @@ GOAL_PROBE_MS = 1000      # each answering within 1 s
 
 def read_steps(out_dir):
     path = os.path.join(out_dir, "steps.csv")
-    try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            if reader.fieldnames != FIELDS:
-                raise InputError(f"{path}: unexpected header {reader.fieldnames}")
-            rows = list(reader)
-    except OSError as e:
-        raise InputError(f"{path}: {e.strerror}") from e
+    rows = read_csv(path, FIELDS)
     for i, row in enumerate(rows, start=2):
-        if None in row or any(v is None for v in row.values()):
-            raise InputError(f"{path}:{i}: wrong number of fields")
         if not row["step"].isdigit() or not row["running"].isdigit():
             raise InputError(f"{path}:{i}: step and running must be counts")
     return rows
