@@ -109,6 +109,10 @@ void backtrace_print(uint64_t rbp, uint64_t rip);
 
 /* n zeroed, physically contiguous pages (for DMA rings); NULL when none are left. */
 void *page_alloc(size_t npages);
+/* The same, not zeroed: whatever RAM held. For an arena whose owner writes
+ * before it reads (lwIP's heap), so that the pages it never uses are never
+ * touched, and a host backing guest RAM lazily never has to provide them. */
+void *page_alloc_untouched(size_t npages);
 /* Map device memory uncached; returns its virtual address (equal to phys). */
 void *mmio_map(uint64_t phys, size_t len);
 /* Heap break for newlib's malloc; (void *)-1 and errno ENOMEM when exhausted. */

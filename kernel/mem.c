@@ -44,7 +44,7 @@ static uint64_t *pml4;
 
 /* ---- page allocation ---------------------------------------------------- */
 
-void *page_alloc(size_t npages)
+void *page_alloc_untouched(size_t npages)
 {
 	uint64_t bytes = (uint64_t)npages * PAGE_SIZE;
 	uint64_t flags = irq_save();
@@ -52,9 +52,15 @@ void *page_alloc(size_t npages)
 	if (p)
 		pages_allocated += npages;
 	irq_restore(flags);
-	if (p)
-		memset((void *)p, 0, bytes);
 	return (void *)p;
+}
+
+void *page_alloc(size_t npages)
+{
+	void *p = page_alloc_untouched(npages);
+	if (p)
+		memset(p, 0, npages * PAGE_SIZE);
+	return p;
 }
 
 void *kernel_sbrk(intptr_t incr)

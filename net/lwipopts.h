@@ -37,10 +37,17 @@
  * room for a few hundred connections with a whole window in flight at once,
  * and the image still fits a 16 MiB machine (test 09); a smaller heap
  * without the cap let a hundred slow readers take every segment, and no
- * SYN-ACK could leave (docs/hardening.md, "Memory bounds"). It costs BSS,
- * zeroed by the loader, and touches pages only as it is used. */
+ * SYN-ACK could leave (docs/hardening.md, "Memory bounds").
+ *
+ * The arena is not BSS: whatever loads the image zeroes BSS (the loader; QEMU
+ * itself under PVH), which touches every page of it, and a host backing
+ * guest RAM lazily then holds all 8 MiB for a server that uses a few pages.
+ * net_start() takes it from page_alloc_untouched() before lwip_init(), and
+ * lwIP's mem_init() writes only the two headers at its ends. */
 #define MEM_LIBC_MALLOC 0
 #define MEM_SIZE (8 * 1024 * 1024)
+extern unsigned char *lwip_heap_arena; /* MEM_SIZE and lwIP's headers; net/net.c */
+#define LWIP_RAM_HEAP_POINTER lwip_heap_arena
 
 /* Receive pbufs: a frame is copied into these when the driver's reserve of
  * buffers to lend is spent (net/netif.c). 1024 full-size buffers (1.6 MiB)

@@ -161,12 +161,23 @@ static void print_config(bool dhcp)
 		mac[3], mac[4], mac[5], ip, prefix, gw, dhcp ? " (dhcp)" : "");
 }
 
+/* lwIP's heap (lwipopts.h says why it is not BSS): MEM_SIZE and a page for
+ * the headers mem_init() puts at each end (a struct mem of a few words). */
+unsigned char *lwip_heap_arena;
+
 static int net_start(void)
 {
 	int rc = vnet_init();
 	if (rc < 0)
 		return rc; /* the driver has said why */
 	net_copy_init();
+#if !MEM_LIBC_MALLOC /* the fuzz build's lwIP takes its heap from malloc */
+	lwip_heap_arena = page_alloc_untouched((MEM_SIZE + PAGE_SIZE - 1) / PAGE_SIZE + 1);
+	if (!lwip_heap_arena) {
+		kprintf("net: no memory for lwIP's %u KiB heap\n", (unsigned)(MEM_SIZE / 1024));
+		return -ENOMEM;
+	}
+#endif
 	lwip_init();
 
 	ip4_addr_t ip, mask, gw; /* mask and gw: always an option's or the table's default */

@@ -6,6 +6,7 @@
  * a client and a server in the same stack talk to each other exactly as two
  * hosts would, one poll per hop.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -129,10 +130,16 @@ static err_t loop_if_init(struct netif *netif)
 	return ERR_OK;
 }
 
+/* lwIP's heap, which net/net.c takes from the guest's pages (lwipopts.h);
+ * here the test's own, for the life of the test process. */
+unsigned char *lwip_heap_arena;
+
 int net_init(void)
 {
 	if (init_result <= 0)
 		return init_result;
+	if (!lwip_heap_arena && !(lwip_heap_arena = malloc(MEM_SIZE + 4096)))
+		return init_result = -ENOMEM;
 	lwip_init();
 	ip4_addr_t ip, mask, gw;
 	ip4addr_aton(LOOPNET_ADDR, &ip);
