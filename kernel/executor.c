@@ -61,9 +61,18 @@ static enum spin_relax relax = RELAX_PAUSE;
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
+/* Set when a park ended with no word from the device: a timer or the wait's
+ * own deadline woke the CPU, so no frame came in the whole park. Such a guest
+ * is idle, and a spin after its timer's work would wait for a frame nobody
+ * sends: under TCG a spin is host CPU at full tilt, and at one timer a second
+ * it was most of what an idle instance cost the host. The waits park without
+ * a spin until the device wakes a park or shows work at a re-arm. */
+static bool device_quiet;
+
 void executor_set_source(const struct wait_source *src)
 {
 	source = src;
+	device_quiet = false; /* nothing heard from it yet */
 	/* The window grows only where a park is dear (spinwin.h): under KVM and
 	 * on hardware. Under TCG a park costs no exit, and a longer spin would
 	 * take the host CPU that the emulated device and the client need. */
@@ -242,6 +251,7 @@ static void spin_window_after(uint64_t waited_ns, bool device_ended)
 	}
 }
 
+
 static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns, bool intr)
 {
 	unsigned long signals_before = signals_run;
@@ -272,7 +282,9 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 		 * window nor starts a new one. */
 		if (spin_start == 0)
 			spin_start = now;
-		if (spin.ns) {
+		if (spin.ns && device_quiet) {
+			stats.parks_unspun++;
+		} else if (spin.ns) {
 			enum spin_end end = wait_spin(spin_start + spin.ns, deadline_ns);
 			if (end == SPIN_HIT)
 				spin_start = 0;
@@ -282,6 +294,7 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 		*source->wake = false;
 		if (source->arm()) { /* work slipped in before the interrupt was on */
 			stats.arm_rechecks++;
+			device_quiet = false;
 			source->disarm();
 			if (adapts)
 				spin_window_after(clock_ns() - spin_start, true);
@@ -290,6 +303,7 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 		}
 		cpu_park(park_deadline(deadline_ns), source->wake);
 		bool device_woke = *source->wake;
+		device_quiet = !device_woke;
 		if (IDEA_FAST_WAKE && device_woke) {
 			stats.fast_wakes++;
 			poll_source_now();

@@ -54,11 +54,11 @@ void stats_print(void)
 		stats.timer_interrupts, stats.eoi_writes, stats.eoi_paravirtual, stats.parks,
 		stats.timer_reloads, stats.timer_reloads_skipped,
 		stats.timers_run, m.heap_bytes / 1024, m.pages_allocated);
-	kprintf("kernel: waits %lu; polls %lu (idle %lu); spins %lu (hits %lu); spin window grew %lu "
-		"(shrank %lu); re-arm rechecks %lu; backoff pauses %lu; fast wakes %lu; "
+	kprintf("kernel: waits %lu; polls %lu (idle %lu); spins %lu (hits %lu); parks unspun %lu; spin window "
+		"grew %lu (shrank %lu); re-arm rechecks %lu; backoff pauses %lu; fast wakes %lu; "
 		"exit drain polls %lu (gave up %lu)\n",
 		stats.waits, stats.wait_polls, stats.wait_polls_idle, stats.spins, stats.spin_hits,
-		stats.spin_window_grew, stats.spin_window_shrank, stats.arm_rechecks, stats.backoff_pauses, stats.fast_wakes, stats.exit_drain_polls,
+		stats.parks_unspun, stats.spin_window_grew, stats.spin_window_shrank, stats.arm_rechecks, stats.backoff_pauses, stats.fast_wakes, stats.exit_drain_polls,
 		stats.exit_drain_gave_up);
 	/* Time of the app (and of everything outside the wait loops) is the rest. */
 	uint64_t up = clock_ns() / 1000, poll = cycles_to_us(stats.phase_cycles[PHASE_POLL]);

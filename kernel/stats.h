@@ -23,6 +23,7 @@ struct kstats {
 	uint64_t wait_polls_idle;       /* ... that found nothing to do */
 	uint64_t spins;                 /* spin-loop turns (naive: backoff turns) */
 	uint64_t spin_hits;             /* spins that ended because work arrived */
+	uint64_t parks_unspun;          /* parks with no spin before: the last park heard nothing from the device */
 	uint64_t spin_window_grew;      /* the spin's length doubled after a short wait (spinwin.h) */
 	uint64_t spin_window_shrank;    /* ... halved after a long one */
 	uint64_t backoff_pauses;        /* PAUSEs of the naive wait's backoff */
