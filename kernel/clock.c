@@ -30,6 +30,7 @@ static const char *source_remark; /* how, where the source said more (or NULL) *
 
 uint64_t clock_tsc_hz(void) { return tsc_hz; }
 const char *clock_source_used(void) { return clock_source_name(source); }
+bool clock_rate_given(void) { return source == CLOCK_CPUID || source == CLOCK_HYPERVISOR || source == CLOCK_KVMCLOCK; }
 
 uint64_t clock_ns(void)
 {

@@ -13,6 +13,7 @@
  * the EBDA (0: unknown), where ACPI's RSDP may lie. After the command line. */
 void clock_init(uint64_t tsc_at_boot, uint64_t ebda);
 const char *clock_source_used(void); /* the source's name, as `clock=` writes it */
+bool clock_rate_given(void);         /* the TSC's rate was read (CPUID, the hypervisor), not measured */
 void lapic_init(void);
 void lapic_paravirt_init(void); /* under KVM: x2APIC, and the paravirtual EOI where offered (after the command line) */
 bool lapic_pv_eoi(void);         /* the paravirtual EOI is on */

@@ -124,6 +124,38 @@ void lapic_self_ipi(uint8_t vector)
 		wr(REG_ICR_LOW, ICR_SELF | vector);
 }
 
+/*
+ * KVM's local APIC counts its timer at a fixed 1 GHz before the divider (an
+ * APIC bus cycle of 1 ns), and so does QEMU's own under TCG. Under KVM, with
+ * the TSC's rate read from KVM (kvmclock) or CPUID rather than measured, that
+ * rate is taken as given: both clocks run on the host's, and calibrating
+ * would spin ~5 ms of a boot that otherwise takes well under one. Elsewhere
+ * the timer is measured against the TSC, whose rate may be a calibration's,
+ * so that a deadline read by the TSC is met by the timer.
+ */
+#define KVM_APIC_BUS_HZ 1000000000ULL
+
+/* The timer's ticks per second after the divider, against the TSC: it counts
+ * down from the maximum for ~5 ms. The TSC is read after the timer starts and
+ * before its count is read, so the timer counted over at least the TSC's
+ * span: the rate errs high, and a one-shot fires at or after its deadline.
+ * Early, the wake would find nothing due and park again: a wake for nothing
+ * every long park (read the other way round, the two register accesses'
+ * time, long under TCG, made the rate err low and every long park end
+ * early). */
+static uint64_t calibrate_timer(void)
+{
+	uint64_t tsc_hz = clock_tsc_hz();
+	wr(REG_TIMER_INIT, 0xffffffff);
+	uint64_t t0 = rdtsc();
+	while (rdtsc() - t0 < tsc_hz / 200)
+		cpu_relax();
+	uint64_t tsc_elapsed = rdtsc() - t0;
+	uint32_t elapsed = 0xffffffff - rd(REG_TIMER_COUNT);
+	wr(REG_TIMER_INIT, 0);
+	return (uint64_t)elapsed * tsc_hz / tsc_elapsed;
+}
+
 void lapic_init(void)
 {
 	uint64_t base = rdmsr(MSR_APIC_BASE);
@@ -132,17 +164,12 @@ void lapic_init(void)
 	wr(REG_TPR, 0);
 	wr(REG_SVR, 0x100 | IRQ_VECTOR_SPURIOUS);
 
-	/* Count down from the maximum for ~5 ms of TSC time. */
 	wr(REG_TIMER_DIV, DIV_BY_16);
 	wr(REG_LVT_TIMER, LVT_MASKED | IRQ_VECTOR_TIMER);
-	uint64_t tsc_hz = clock_tsc_hz(), t0 = rdtsc();
-	wr(REG_TIMER_INIT, 0xffffffff);
-	while (rdtsc() - t0 < tsc_hz / 200)
-		cpu_relax();
-	uint32_t elapsed = 0xffffffff - rd(REG_TIMER_COUNT);
-	uint64_t tsc_elapsed = rdtsc() - t0;
-	wr(REG_TIMER_INIT, 0);
-	timer_hz = (uint64_t)elapsed * tsc_hz / tsc_elapsed;
+	if (cpu_hypervisor() == HYPERVISOR_KVM && clock_rate_given())
+		timer_hz = KVM_APIC_BUS_HZ / 16;
+	else
+		timer_hz = calibrate_timer();
 	if (timer_hz == 0) {
 		/* A machine without a working LAPIC timer has no clock to park on:
 		 * refused as a missing clock is, not as a kernel fault. */
