@@ -109,10 +109,11 @@ void backtrace_print(uint64_t rbp, uint64_t rip);
 
 /* n zeroed, physically contiguous pages (for DMA rings); NULL when none are left. */
 void *page_alloc(size_t npages);
-/* The same, not zeroed: whatever RAM held. For an arena whose owner writes
- * before it reads (lwIP's heap), so that the pages it never uses are never
- * touched, and a host backing guest RAM lazily never has to provide them. */
-void *page_alloc_untouched(size_t npages);
+/* The pages set aside at boot for the network's heap, net_heap_arena_bytes
+ * of them (net/net.c defines it), untouched: whatever RAM held, so that the
+ * pages lwIP never uses are never touched, and a host backing guest RAM
+ * lazily never has to provide them. NULL when the RAM had no run that long. */
+void *kmem_net_heap_arena(void);
 /* Map device memory uncached; returns its virtual address (equal to phys). */
 void *mmio_map(uint64_t phys, size_t len);
 /* Heap break for newlib's malloc; (void *)-1 and errno ENOMEM when exhausted. */

@@ -44,7 +44,7 @@ static uint64_t *pml4;
 
 /* ---- page allocation ---------------------------------------------------- */
 
-void *page_alloc_untouched(size_t npages)
+void *page_alloc(size_t npages)
 {
 	uint64_t bytes = (uint64_t)npages * PAGE_SIZE;
 	uint64_t flags = irq_save();
@@ -52,15 +52,43 @@ void *page_alloc_untouched(size_t npages)
 	if (p)
 		pages_allocated += npages;
 	irq_restore(flags);
+	if (p)
+		memset((void *)p, 0, bytes);
 	return (void *)p;
 }
 
-void *page_alloc(size_t npages)
+/*
+ * The network's heap (lwIP's, net/net.c; lwipopts.h says why it is not BSS),
+ * set aside at boot as untouched pages when the network is linked in: a
+ * weak reference, so an image without sockets, which does not link net.c,
+ * sets nothing aside. It is taken off the free ranges before the heap and
+ * the pages are laid out, as BSS would have been: one contiguous run, and
+ * the heap's range chosen from what is left.
+ */
+extern const size_t net_heap_arena_bytes __attribute__((weak));
+static void *net_heap_arena;
+
+void *kmem_net_heap_arena(void) { return net_heap_arena; }
+
+/* Takes bytes (whole pages) off the top of the highest of the n free ranges
+ * that holds them, dropping a range it empties; its address, or 0 when none
+ * holds them. */
+static uint64_t take_off_top(struct phys_range *free, int *n, uint64_t bytes)
 {
-	void *p = page_alloc_untouched(npages);
-	if (p)
-		memset(p, 0, npages * PAGE_SIZE);
-	return p;
+	for (int i = *n - 1; i >= 0; i--) {
+		uint64_t end = free[i].end & ~(PAGE_SIZE - 1);
+		if (end <= free[i].start || end - free[i].start < bytes)
+			continue;
+		uint64_t at = end - bytes;
+		free[i].end = at;
+		if (free[i].end == free[i].start) {
+			for (int j = i; j < *n - 1; j++)
+				free[j] = free[j + 1];
+			(*n)--;
+		}
+		return at;
+	}
+	return 0;
 }
 
 void *kernel_sbrk(intptr_t incr)
@@ -300,6 +328,14 @@ void kmem_init(const struct bootinfo *bi)
 	report_unusable(bi, listed - ram_total, dropped_ram > dropped_free ? dropped_ram : dropped_free);
 	if (nfree == 0)
 		panic("no free memory in the firmware's map");
+	if (&net_heap_arena_bytes && net_heap_arena_bytes) {
+		uint64_t pages = (net_heap_arena_bytes + PAGE_SIZE - 1) / PAGE_SIZE;
+		net_heap_arena = (void *)take_off_top(free, &nfree, pages * PAGE_SIZE);
+		if (net_heap_arena)
+			pages_allocated += pages;
+	}
+	if (nfree == 0)
+		panic("no free memory beside the network's heap");
 	physmem_init(&phys, free, nfree);
 
 	/* Our own page tables: RAM one-to-one (the loader's map stays in force

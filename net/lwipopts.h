@@ -42,7 +42,7 @@
  * The arena is not BSS: whatever loads the image zeroes BSS (the loader; QEMU
  * itself under PVH), which touches every page of it, and a host backing
  * guest RAM lazily then holds all 8 MiB for a server that uses a few pages.
- * net_start() takes it from page_alloc_untouched() before lwip_init(), and
+ * The kernel sets it aside at boot, untouched (kmem_net_heap_arena()), and
  * lwIP's mem_init() writes only the two headers at its ends. */
 #define MEM_LIBC_MALLOC 0
 #define MEM_SIZE (8 * 1024 * 1024)

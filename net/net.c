@@ -161,8 +161,10 @@ static void print_config(bool dhcp)
 		mac[3], mac[4], mac[5], ip, prefix, gw, dhcp ? " (dhcp)" : "");
 }
 
-/* lwIP's heap (lwipopts.h says why it is not BSS): MEM_SIZE and a page for
- * the headers mem_init() puts at each end (a struct mem of a few words). */
+/* lwIP's heap (lwipopts.h says why it is not BSS), which the kernel sets
+ * aside at boot: MEM_SIZE and a page for the headers mem_init() puts at each
+ * end (a struct mem of a few words). */
+const size_t net_heap_arena_bytes = MEM_SIZE + PAGE_SIZE;
 unsigned char *lwip_heap_arena;
 
 static int net_start(void)
@@ -172,9 +174,10 @@ static int net_start(void)
 		return rc; /* the driver has said why */
 	net_copy_init();
 #if !MEM_LIBC_MALLOC /* the fuzz build's lwIP takes its heap from malloc */
-	lwip_heap_arena = page_alloc_untouched((MEM_SIZE + PAGE_SIZE - 1) / PAGE_SIZE + 1);
+	lwip_heap_arena = kmem_net_heap_arena();
 	if (!lwip_heap_arena) {
-		kprintf("net: no memory for lwIP's %u KiB heap\n", (unsigned)(MEM_SIZE / 1024));
+		kprintf("net: no memory for lwIP's %u KiB heap: no free run of RAM that long\n",
+			(unsigned)(MEM_SIZE / 1024));
 		return -ENOMEM;
 	}
 #endif
