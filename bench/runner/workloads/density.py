@@ -6,7 +6,7 @@ are added in steps (STEPS for a unikernel, LINUX_STEPS for a Linux guest,
 none past MAX) and the ones of earlier steps stay: a step of 500 after one of
 250 starts 250 more. Each instance is tools/qemu-run with user networking and
 one forwarded port of 127.0.0.1 (a free port from tools/lib), `--mem MEM`
-(LINUX_MEM), httpd on port 80. User networking, not tap: each instance's
+(LINUX_MEM) held as MEM_BACKEND says (`--mem-backend`), httpd on port 80. User networking, not tap: each instance's
 slirp is its own, so nothing is shared between instances but the host's
 loopback, and no bridge of a thousand taps has to be made and removed.
 A step
@@ -110,6 +110,7 @@ class Workload:
         self.reserve_mib = s.int("RESERVE_MIB", 0, 1 << 20)
         self.lifetime = s.int("LIFETIME", 60, 86400)
         self.accel = s.choice("ACCEL", ("tcg", "kvm"))
+        self.mem_backend = s.choice("MEM_BACKEND", ("anon", "memfd"))
         self.uk_httpd = s.str("UK_HTTPD")
         uk_steps = self.steps_of("STEPS")
         linux_steps = self.steps_of("LINUX_STEPS")
@@ -189,7 +190,7 @@ class Workload:
         qemu = self.run_out(["tools/qemu-run", "--version"])
         lines = [f"configs: {' '.join(c.name() for c in self.configs)}; accel {self.accel}",
                  f"steps: " + "; ".join(f"{c.name()} {' '.join(map(str, c.steps))}" for c in self.configs),
-                 f"memory: uk --mem {self.mem}, linux --mem {self.linux_mem}; network: user, one forwarded "
+                 f"memory: uk --mem {self.mem}, linux --mem {self.linux_mem}, --mem-backend {self.mem_backend}; network: user, one forwarded "
                  f"127.0.0.1 port each to guest port {GUEST_PORT}",
                  f"serving: every instance up within {self.boot_timeout}s, then >= {self.spec.str('SHARE')}% "
                  f"answering GET / within {self.spec.str('PROBE_TIMEOUT')}s ({self.probe_conc} probes at once)",
@@ -233,7 +234,7 @@ class Workload:
         g = c.g
         append = f"{g['prefix']} {USER_GUEST_NET} -- -p {GUEST_PORT} -q".lstrip()
         cmd = ["tools/qemu-run", "--machine", c.machine, "--net", "user", "--hostfwd", f"{port}:{GUEST_PORT}",
-               "--mem", c.mem, "--timeout", str(self.lifetime), "--append", append]
+               "--mem", c.mem, "--mem-backend", self.mem_backend, "--timeout", str(self.lifetime), "--append", append]
         if g["kind"] == "uk" and c.machine == "microvm":
             cmd += [g["initrd"]]  # PVH: the image alone, no loader
         else:

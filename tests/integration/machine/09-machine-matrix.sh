@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The machines users boot with: other QEMU machine types and CPU models, a
 # second CPU (left parked: the kernel runs on the boot CPU only), the
-# smallest and a large memory. Each boots hello (argv, a sleep, its exit
+# smallest and a large memory, guest RAM in a memfd. Each boots hello (argv, a sleep, its exit
 # status through the exit line) and serves httpd over user networking
 # (GET / byte for byte, then /__shutdown and exit status 0). Extra QEMU
 # arguments go after qemu-run's own, and a later -cpu or -machine wins (an
@@ -18,6 +18,7 @@ configs=(
 	"cpu Skylake-Client|-cpu Skylake-Client|"
 	"smp 2|-smp 2|"
 	"16 MiB||--mem 16M"
+	"16 MiB in a memfd||--mem 16M --mem-backend memfd"
 	"6 GiB||--mem 6G"
 	"q35, 6 GiB, 2 CPUs|-machine q35 -smp 2|--mem 6G"
 )
