@@ -187,7 +187,7 @@ soak: all
 # ---- density: how many guests this host keeps serving at once --------------
 # bench/specs/density.toml has the settings; only those given are passed.
 DENSITY_SETTINGS := QUICK CONFIGS STEPS LINUX_STEPS MAX MEM LINUX_MEM SHARE PROBE_TIMEOUT PROBE_CONC BOOTING \
-	BOOT_TIMEOUT SETTLE IDLE_SECS RESERVE_MIB LIFETIME ACCEL UK_HTTPD OUT MAX_LOAD FORCE LOADAVG_FILE
+	BOOT_TIMEOUT SETTLE IDLE_SECS RESERVE_MIB LIFETIME ACCEL MEM_BACKEND UK_HTTPD OUT MAX_LOAD FORCE LOADAVG_FILE
 DENSITY_ENV = BUILD=$(BUILD) $(foreach v,$(DENSITY_SETTINGS),$(if $($(v)),$(v)='$($(v))'))
 
 .PHONY: density
