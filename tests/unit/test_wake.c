@@ -11,7 +11,9 @@
  * is counted, not timed: the request is served with the fake clock where it
  * was (no deadline passed), with no halt, and within a bounded number of
  * looks at the device; without the fix the spin runs on to the deadline (the
- * look bound fails) and the park halts until it (the clock moves).
+ * look bound fails) and the park halts until it (the clock moves). The same
+ * stand-ins check the idle guest's waits: after a park that the one-shot,
+ * not the device, ended, the next waits park without a spin.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -37,21 +39,30 @@ struct kstats stats;
 static uint64_t now_ns = 1000 * MS;
 static uint64_t oneshot_deadline; /* what the LAPIC was last given */
 static int halts;                 /* irq_enable_and_halt calls: parks that slept */
+static bool device_at_halt;       /* the device's interrupt, not the one-shot, ends a halt */
+static volatile bool device_wake; /* the source's wake flag, which its interrupt raises */
 
 uint64_t clock_ns(void) { return now_ns; }
 uint64_t clock_realtime_ns(void) { return now_ns; }
 /* The spin's end in TSC cycles: never, so only the device, a deadline seen at
- * a turn or posted work ends a spin here, whatever the host's speed. */
+ * a turn or posted work ends a spin here, whatever the host's speed; or, for
+ * the tests of an idle guest, at once (the spin runs out after one batch). */
+static bool spin_runs_out;
 uint64_t clock_tsc_at(uint64_t ns)
 {
 	(void)ns;
-	return UINT64_MAX;
+	return spin_runs_out ? 0 : UINT64_MAX;
 }
 void lapic_timer_arm(uint64_t deadline_ns) { oneshot_deadline = deadline_ns; }
 /* A halt lasts until the one-shot fires: the clock moves to its deadline. */
 static void irq_enable_and_halt(void)
 {
 	halts++;
+	if (device_at_halt) { /* a frame, a nanosecond into the halt */
+		now_ns++;
+		device_wake = true;
+		return;
+	}
 	if (oneshot_deadline > now_ns)
 		now_ns = oneshot_deadline;
 	timer_interrupt();
@@ -98,7 +109,6 @@ void stats_service(void)
 
 #define LOOK_BOUND 1000000 /* looks at the device: far more than a few spin batches */
 
-static volatile bool device_wake;
 static unsigned long looks;
 static unsigned long key_at_look; /* 0: no key during the spin */
 static bool key_at_arm;           /* the key arrives as the device interrupt is armed */
@@ -160,6 +170,8 @@ static void start(const char *spin_us)
 	signal_at_look = 0;
 	dumps = halts = 0;
 	console_status_requested = false;
+	spin_runs_out = device_at_halt = false;
+	stats.parks_unspun = 0;
 }
 
 /* ---- the tests ------------------------------------------------------------------ */
@@ -235,6 +247,48 @@ static void signal_ends_the_spin(void **state)
 	sigaction(SIGUSR1, &old, NULL);
 }
 
+/* ---- an idle guest: no spin after a park the device did not end --------------- */
+
+/* A park that the one-shot ended (no frame in it) marks the guest idle: the
+ * waits after it park without a spin, however many timers wake it. A wait
+ * of 2.5 s with the source due each second: one spin (its 1 ms window, run
+ * out after a batch), then three parks, two of them unspun. */
+static void a_park_the_timer_ended_skips_the_spin(void **state)
+{
+	(void)state;
+	start("1000");
+	spin_runs_out = true;
+	uint64_t t0 = now_ns;
+	assert_int_equal(block_on(never_ready, NULL, t0 + 2500 * MS), -ETIMEDOUT);
+	assert_int_equal(looks, 32); /* SPIN_BATCH: the one spin */
+	assert_int_equal(halts, 3);
+	assert_int_equal(stats.parks_unspun, 2);
+	assert_true(now_ns == t0 + 2500 * MS);
+}
+
+/* The device's wake of a park ends it: the next wait spins again. The first
+ * park of this wait is unspun (the previous wait's last park was the
+ * timer's); the device ends it, and the spin after it runs a batch. */
+static void the_device_wake_brings_the_spin_back(void **state)
+{
+	(void)state;
+	start("1000");
+	spin_runs_out = true;
+	assert_int_equal(block_on(never_ready, NULL, now_ns + 1500 * MS), -ETIMEDOUT);
+	unsigned long looks_idle = looks;
+	long unspun_idle = (long)stats.parks_unspun;
+	assert_true(unspun_idle >= 1);
+	/* Now a frame ends the next park (a wait that ends with it), then the
+	 * device is quiet again and the one-shot ends the parks. */
+	device_at_halt = true;
+	assert_int_equal(block_on(never_ready, NULL, now_ns + 1), -ETIMEDOUT);
+	assert_int_equal(looks, looks_idle);                   /* that park: still unspun */
+	assert_int_equal(stats.parks_unspun, unspun_idle + 1);
+	device_at_halt = false;
+	assert_int_equal(block_on(never_ready, NULL, now_ns + 500 * MS), -ETIMEDOUT);
+	assert_int_equal(looks, looks_idle + 32);              /* the spin is back */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +296,8 @@ int main(void)
 		cmocka_unit_test(status_key_before_the_park_ends_it),
 		cmocka_unit_test(without_a_key_the_park_sleeps),
 		cmocka_unit_test(signal_ends_the_spin),
+		cmocka_unit_test(a_park_the_timer_ended_skips_the_spin),
+		cmocka_unit_test(the_device_wake_brings_the_spin_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

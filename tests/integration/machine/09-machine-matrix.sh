@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The machines users boot with: other QEMU machine types and CPU models, a
 # second CPU (left parked: the kernel runs on the boot CPU only), the
-# smallest and a large memory, guest RAM in a memfd. Each boots hello (argv, a sleep, its exit
-# status through the exit line) and serves httpd over user networking
-# (GET / byte for byte, then /__shutdown and exit status 0). Extra QEMU
-# arguments go after qemu-run's own, and a later -cpu or -machine wins (an
-# -smp merges into qemu-run's -smp 1). A CPU model TCG cannot fully give
+# smallest and a large memory, guest RAM in a memfd. Each boots hello
+# (argv, a sleep, its exit status through the exit line) and serves httpd
+# over user networking (GET / byte for byte, then /__shutdown and exit
+# status 0). Extra QEMU arguments go after qemu-run's own, and a later -cpu
+# or -machine wins (an -smp merges into qemu-run's -smp 1). A CPU model TCG cannot fully give
 # (EPYC) prints warnings on stderr; the statuses are still the app's.
 . "$(dirname "$0")/../lib/boot.sh"
 . "$(dirname "$0")/../lib/machine.sh"
