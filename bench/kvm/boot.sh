@@ -28,7 +28,8 @@
 # output, no polling of a file); then the first answered GET / is timed
 # from QEMU's start (its pidfile's mtime), and GET /__shutdown stops the
 # guest. Per boot it prints
-#   boot N GUEST MACHINE status S listen_ns G listen_ms L answer_ms A exits E
+#   boot N GUEST MACHINE kind K status S listen_ns G listen_ms L answer_ms A exits E
+#       K: uk or linux, S: qemu-run's status (the guest's exit status),
 #       G: the guest's own line (ns), L: L1's wall time from QEMU's start to
 #       the line, A: to the first 200, E: the exits counter's delta
 #       (- where not seen)
@@ -147,7 +148,7 @@ boot_one() {
 		[ -n "$t0" ] && t1=$(ms_between "$t0" "$(cat "$pre.t1")")
 		exits=$(kvm_delta "$pre.s0" "$pre.s1" | awk '$1 == "exits" { print $2 }')
 	fi
-	echo "boot $n $name $machine status ${status:-?} listen_ns ${listen_ns:--} listen_ms $t1 answer_ms $answer exits ${exits:--}"
+	echo "boot $n $name $machine kind $kind status ${status:-?} listen_ns ${listen_ns:--} listen_ms $t1 answer_ms $answer exits ${exits:--}"
 	if [ -e "$pre.seen" ]; then
 		kvm_delta "$pre.s0" "$pre.s1" | awk -v p="delta $n $name $machine" '$2 != 0 { print p, $1, $2 }'
 		awk -v p="hist $n $name $machine kvm_exit" '{ print p, $1, $2 }' "$pre.h1"
