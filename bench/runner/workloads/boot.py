@@ -173,6 +173,23 @@ def nested_records(path):
     return boots, exits
 
 
+def append_nested_records(raw_path, boots_csv, exits_csv, mem):
+    """nested_records of raw_path appended to boots_csv (mem_mib: mem) and
+    exits_csv, each begun with its header when empty or absent; the boot
+    rows."""
+    boots, exits = nested_records(raw_path)
+    for path, fields, rows in ((boots_csv, BOOT_FIELDS, [dict(r, mem_mib=mem) for r in boots]),
+                               (exits_csv, EXIT_FIELDS, exits)):
+        fresh = not os.path.exists(path) or os.path.getsize(path) == 0
+        with open(path, "a", newline="") as f:
+            w = csv.writer(f)
+            if fresh:
+                w.writerow(fields)
+            for r in rows:
+                w.writerow([r.get(k, "") for k in fields])
+    return boots
+
+
 def repo_path(path, what):
     """path (absolute, or relative to the repository) as a path relative to
     the repository, for run-l1 --file; SpecError when outside it or unsafe
@@ -264,17 +281,17 @@ class Workload:
 
     def plan(self):
         steps = []
-        if self.nested:
-            # A rough guess from one L1 run: L1's boot, then each boot of
-            # our kernel some seconds, each of the Linux guest 10-15 s.
-            per_round = sum((15 if g["kind"] == "linux" else 5) * len(self.machines) for g in self.guests)
-            steps.append(Step(f"nested KVM: {self.boots} boot(s) of each guest on each machine in one L1 boot",
-                              60 + self.boots * per_round, self.nested_boots))
         for n in range(1, self.boots + 1):
             for g, m, a in self.configs():
                 steps.append(Step(f"boot {n} of {self.boots}: {g['name']} on {m} ({a})",
                                   4 if g["kind"] == "linux" else 1.5,
                                   lambda b, c=(g, m, a, n): self.timed_boot(b, *c)))
+        if self.nested:
+            # A rough guess from L1 runs on a quiet host: L1's boot, then
+            # each boot of our kernel a few seconds, of the Linux guest 20-30 s.
+            per_round = sum((25 if g["kind"] == "linux" else 5) * len(self.machines) for g in self.guests)
+            steps.append(Step(f"nested KVM: {self.boots} boot(s) of each guest on each machine in one L1 boot",
+                              60 + self.boots * per_round, self.nested_boots))
         if self.count:
             for g, m, a in self.configs():
                 if a == "tcg":
@@ -306,7 +323,7 @@ class Workload:
             else:
                 lines.append(f"guest {g['name']}: {g['kernel']} {g['initrd']}")
         if self.nested:
-            lines.append(f"nested: {NESTED_SCENARIO} in L1 ({nested.dry_run(NESTED_SCENARIO)})")
+            lines.append(f"nested: {NESTED_SCENARIO} in L1 ({nested.dry_run(NESTED_SCENARIO).strip()})")
         batch.meta(*lines)
 
     def command(self, g, machine, accel, mem, port, limit, count_files=None):
@@ -429,15 +446,7 @@ class Workload:
         limit = 300 + self.boots * len(self.guests) * len(self.machines) * 120
         rc = nested.run_l1(NESTED_SCENARIO, [self.boots, ",".join(self.nested_guests), ",".join(self.machines),
                                              f"{self.mem}M"], out, limit, files=self.nested_files)
-        boots, exits = nested_records(out)
-        with open(self.boots_csv, "a", newline="") as f:
-            w = csv.writer(f)
-            for r in boots:
-                w.writerow([dict(r, mem_mib=self.mem).get(k, "") for k in BOOT_FIELDS])
-        with open(self.exits_csv, "a", newline="") as f:
-            w = csv.writer(f)
-            for r in exits:
-                w.writerow([r[k] for k in EXIT_FIELDS])
+        boots = append_nested_records(out, self.boots_csv, self.exits_csv, self.mem)
         for r in boots:
             batch.log(f"{r['guest']}-{r['machine']}-{NESTED_ACCEL}-{r['boot']}: {r['status']}, {r['exits'] or '-'} "
                       f"exits to listening, guest boot {r.get('guest_boot_us', '-')} us, answered "
