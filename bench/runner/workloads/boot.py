@@ -288,8 +288,8 @@ class Workload:
                                   lambda b, c=(g, m, a, n): self.timed_boot(b, *c)))
         if self.nested:
             # A rough guess from L1 runs on a quiet host: L1's boot, then
-            # each boot of our kernel a few seconds, of the Linux guest 20-30 s.
-            per_round = sum((25 if g["kind"] == "linux" else 5) * len(self.machines) for g in self.guests)
+            # each boot of our kernel a few seconds, of the Linux guest 10-30 s.
+            per_round = sum((20 if g["kind"] == "linux" else 5) * len(self.machines) for g in self.guests)
             steps.append(Step(f"nested KVM: {self.boots} boot(s) of each guest on each machine in one L1 boot",
                               60 + self.boots * per_round, self.nested_boots))
         if self.count:
