@@ -38,7 +38,7 @@
 # and the console of a boot that failed. Wall times are L1's (L1 runs under
 # TCG): indicative only; the exit counts are what carries to a KVM host.
 . "$ROOT/tools/nested/scenario-lib.sh"
-cd "$ROOT"
+cd "$ROOT" || exit 1
 boots=$1
 IFS=, read -ra guests <<<"$2"
 IFS=, read -ra machines <<<"$3"
@@ -96,7 +96,7 @@ watch_console() {
 # One boot: NUMBER SPEC MACHINE.
 boot_one() {
 	local n=$1 spec=$2 machine=$3 name kind file1 file2 words rest append files bootargs
-	local pre pid status t0 t1 ta listen_ns exits answer got
+	local pre pid status t0 t1 ta listen_ns exits answer got end
 	IFS=: read -r name kind file1 file2 words rest <<<"$spec"
 	[ -z "$rest" ] && [ -f "$file1" ] && [ -f "$file2" ] || fail "guest $spec: not NAME:KIND:FILE:FILE[:WORDS], or a file missing"
 	append="${words//+/ }${words:+ }boot_time $USER_NET -- -p $PORT -q -s"
@@ -127,8 +127,8 @@ boot_one() {
 	answer=- t0=""
 	[ -f "$pre.pid" ] && t0=$(mtime "$pre.pid")
 	if [ -e "$pre.seen" ]; then
-		got=""
-		for _ in $(seq 1 300); do
+		got="" end=$((SECONDS + 120))
+		while [ $SECONDS -lt $end ]; do
 			got=$(curl -s -o /dev/null -w '%{http_code}' --connect-timeout 1 -m 10 "http://127.0.0.1:$PORT/")
 			[ "$got" = 200 ] && break
 			kill -0 "$pid" 2>/dev/null || break
