@@ -224,11 +224,13 @@ bench-bulk: all $(IPERF_HOST) $(IPERF_HOST).flags $(HTTPD_HOST) $(HTTPD_HOST).fl
 # ---- bench-boot: boot to first answer, guest boot time, memory --------------
 # bench/specs/boot.toml has the settings; only those given are passed. The
 # unikernel boots httpd-all.elf (the loader before it on pc, alone on
-# microvm), the Linux guest vmlinux and initrd.img on both.
+# microvm), the Linux guest vmlinux and initrd.img on both. ACCELS holding
+# nested boots them under KVM in the nested-KVM host too (make nested's L1).
 BOOT_ENV = BUILD=$(BUILD) $(foreach v,QUICK GUESTS MACHINES ACCELS BOOTS MEM TIMEOUT MIN_MEM MIN_MEM_LO \
 	MIN_MEM_TIMEOUT COUNT OUT MAX_LOAD FORCE LOADAVG_FILE UK_HTTPD,$(if $($(v)),$(v)='$($(v))'))
 
 .PHONY: bench-boot
-bench-boot: all linux-guest $(HTTPD_HOST).flags $(if $(filter 1,$(COUNT)),$(PLUGIN_72))
+bench-boot: all linux-guest $(HTTPD_HOST).flags $(if $(filter 1,$(COUNT)),$(PLUGIN_72)) \
+		$(if $(filter nested,$(ACCELS)),nested)
 	@$(MAKE) --no-print-directory VARIANT=all variant >/dev/null
 	$(BOOT_ENV) bench/run boot

@@ -11,6 +11,7 @@
 #   make bench-kvm  VM exits per request by reason (bench/run kvm: bench/specs/kvm.toml)
 #   make bench-costs  what each primitive costs per accelerator (bench/run costs)
 #   make kvm-stress   10 L1 boots of 10,000 new connections each (bench/run kvm-stress)
+#   make bench-boot ACCELS=nested   boots to listening, VM exits by reason (bench/kvm/boot.sh)
 #   make test       runs tests/integration/kvm/13-kvm-nested.sh with the rest
 
 NESTED_DIR   := $(BUILD)/nested

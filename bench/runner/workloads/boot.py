@@ -28,6 +28,17 @@ with MIN_MEM=1 a bisection per configuration for the smallest -m, in MiB,
 that still answers within MIN_MEM_TIMEOUT. Records: boots.csv and
 min-mem.csv; each boot's console in raw/; the table is report/boot.py's
 summary.md.
+
+The accelerator `nested` is KVM inside the nested-KVM host (L1: Debian's
+kernel under TCG with an emulated SVM CPU, tools/nested/run-l1): one step
+boots L1 once and runs bench/kvm/boot.sh there, BOOTS boots of every guest
+on every machine in turn, each with L1's KVM counters and its kvm_exit
+histogram read from just before QEMU starts to the guest's listening line.
+Its output is raw/nested-l1.txt; its boots go to boots.csv as accel
+kvm-nested (the first answer timed by L1's clock from QEMU's pidfile, no
+qemu-run time and no memory: L1 is not this host), with `exits` the
+exits counter's delta to the listening line, and each boot's exits by SVM
+exit reason to exits.csv (guest, machine, accel, boot, reason, count).
 """
 import csv
 import os
@@ -43,14 +54,25 @@ from ..batch import Step
 from ..boot import http_shutdown, stop_guest, uk_flags_file
 from ..guest import Guest
 from ..spec import ROOT, SpecError
+from . import nested
 
 APP_PORT = 8080
 USER_GUEST_NET = "ip=10.0.2.15 gw=10.0.2.2 mask=255.255.255.0"  # slirp's defaults
 POLL_S = 0.005          # a new connection this often until the first answer
 CONN_LIFE_S = 1.0       # how long one connection may wait for its answer
 BOOT_FIELDS = ["guest", "machine", "accel", "boot", "mem_mib", "status", "qemu_to_answer_ms", "run_to_answer_ms",
-               "guest_boot_us", "guest_clock", "pss_kib", "rss_kib", "touched_kib", "insns"]
+               "guest_boot_us", "guest_clock", "pss_kib", "rss_kib", "touched_kib", "insns", "exits"]
 MIN_MEM_FIELDS = ["guest", "machine", "accel", "mem_mib", "served"]
+EXIT_FIELDS = ["guest", "machine", "accel", "boot", "reason", "count"]
+NESTED = "nested"               # the ACCELS word
+NESTED_ACCEL = "kvm-nested"     # its rows' accel
+NESTED_SCENARIO = "bench/kvm/boot.sh"
+NESTED_RAW = "nested-l1.txt"
+GUEST_CLOCKS = {"uk": "tsc-from-entry", "linux": "linux-boottime"}
+# bench/kvm/boot.sh's lines (its header says what each field is).
+NESTED_BOOT = re.compile(r"boot (\d+) ([A-Za-z0-9._-]+) (pc|microvm) kind (uk|linux) status (\d+|\?) "
+                         r"listen_ns (\d+|-) listen_ms ([0-9.]+|-) answer_ms ([0-9.]+|-) exits (\d+|-)")
+NESTED_HIST = re.compile(r"hist (\d+) ([A-Za-z0-9._-]+) (pc|microvm) kvm_exit (\d+) (\d+)")
 # The guests' own boot lines (kernel option boot_time; bench/linux/init.c's).
 UK_LINE = re.compile(r"kernel: listening (\d+) ns after the first instruction")
 LINUX_LINE = re.compile(r"init: listening (\d+) ns after the kernel's clock started")
@@ -122,6 +144,62 @@ def first_answer(port, stop, secs):
         sel.close()
 
 
+def nested_records(path):
+    """(boots.csv rows, exits.csv rows) as dicts from bench/kvm/boot.sh's
+    output at path. A boot counts as ok when it answered and ended with
+    status 0; bad_exit when it answered and ended otherwise; no_answer
+    when it never answered. Lines that match neither form are L1's and the
+    consoles': skipped."""
+    boots, exits = [], []
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.strip()
+            m = NESTED_BOOT.fullmatch(line)
+            if m:
+                n, guest, machine, kind, status, listen_ns, _listen_ms, answer, count = m.groups()
+                state = "no_answer" if answer == "-" else ("ok" if status == "0" else "bad_exit")
+                row = dict(guest=guest, machine=machine, accel=NESTED_ACCEL, boot=n, status=state,
+                           qemu_to_answer_ms=answer if answer != "-" else "",
+                           exits=count if count != "-" else "")
+                if listen_ns != "-":
+                    row.update(guest_boot_us=f"{int(listen_ns) / 1000:.1f}", guest_clock=GUEST_CLOCKS[kind])
+                boots.append(row)
+                continue
+            m = NESTED_HIST.fullmatch(line)
+            if m:
+                n, guest, machine, reason, count = m.groups()
+                exits.append(dict(guest=guest, machine=machine, accel=NESTED_ACCEL, boot=n,
+                                  reason=f"0x{int(reason):x}", count=count))
+    return boots, exits
+
+
+def append_nested_records(raw_path, boots_csv, exits_csv, mem):
+    """nested_records of raw_path appended to boots_csv (mem_mib: mem) and
+    exits_csv, each begun with its header when empty or absent; the boot
+    rows."""
+    boots, exits = nested_records(raw_path)
+    for path, fields, rows in ((boots_csv, BOOT_FIELDS, [dict(r, mem_mib=mem) for r in boots]),
+                               (exits_csv, EXIT_FIELDS, exits)):
+        fresh = not os.path.exists(path) or os.path.getsize(path) == 0
+        with open(path, "a", newline="") as f:
+            w = csv.writer(f)
+            if fresh:
+                w.writerow(fields)
+            for r in rows:
+                w.writerow([r.get(k, "") for k in fields])
+    return boots
+
+
+def repo_path(path, what):
+    """path (absolute, or relative to the repository) as a path relative to
+    the repository, for run-l1 --file; SpecError when outside it or unsafe
+    for boot.sh's argument (its separators , : and +)."""
+    rel = os.path.relpath(os.path.join(ROOT, path), ROOT)
+    if rel.startswith("..") or re.search(r"[,:+\s]", rel):
+        raise SpecError(f"{what} {path}: L1 carries files of the repository only, with no , : + or blank in the path")
+    return rel
+
+
 def qemu_memory(pid, ram_kib):
     """(pss KiB, rss KiB, guest RAM touched KiB) of QEMU's process; None for
     what cannot be read. The guest's RAM is the anonymous mapping whose size
@@ -157,7 +235,7 @@ class Workload:
         self.spec = spec
         self.build = os.environ.get("BUILD", "build")
         self.machines = spec.words("MACHINES", ("pc", "microvm"), "machine")
-        self.accels = spec.words("ACCELS", ("tcg", "kvm"), "accelerator")
+        self.accels = spec.words("ACCELS", ("tcg", "kvm", NESTED), "accelerator")
         self.boots = spec.int("BOOTS", 1, 1000)
         self.mem = mem_mib(spec.str("MEM"), "MEM")
         self.timeout = spec.int("TIMEOUT", 1, 3600)
@@ -181,11 +259,25 @@ class Workload:
             self.guests.append(r)
         if not self.guests:
             raise SpecError("GUESTS is empty")
+        self.nested = NESTED in self.accels
+        self.local_accels = [a for a in self.accels if a != NESTED]  # boots on this host
+        if self.nested:
+            self.nested_guests = []  # boot.sh's NAME:KIND:FILE:FILE[:WORDS]
+            self.nested_files = []   # what run-l1 carries besides its own set
+            for g in self.guests:
+                files = [repo_path(g["kernel"], f"guest {g['name']}:"), repo_path(g["initrd"], f"guest {g['name']}:")]
+                words = g["prefix"].split()
+                if any(re.search(r"[,:+]", w) for w in words):
+                    raise SpecError(f"guest {g['name']}: its options {g['prefix']!r} hold , : or +, which boot.sh "
+                                    "cannot take")
+                self.nested_guests.append(":".join([g["name"], g["kind"]] + files + (["+".join(words)] if words else [])))
+                self.nested_files += [f for f in files if f not in self.nested_files]
         self.current = None  # the Guest a step runs, for cleanup
         self.stop = threading.Event()
 
     def configs(self):
-        return [(g, m, a) for g in self.guests for m in self.machines for a in self.accels]
+        """The configurations booted on this host (nested ones boot in L1)."""
+        return [(g, m, a) for g in self.guests for m in self.machines for a in self.local_accels]
 
     def plan(self):
         steps = []
@@ -194,6 +286,12 @@ class Workload:
                 steps.append(Step(f"boot {n} of {self.boots}: {g['name']} on {m} ({a})",
                                   4 if g["kind"] == "linux" else 1.5,
                                   lambda b, c=(g, m, a, n): self.timed_boot(b, *c)))
+        if self.nested:
+            # A rough guess from L1 runs on a quiet host: L1's boot, then
+            # each boot of our kernel a few seconds, of the Linux guest 10-30 s.
+            per_round = sum((20 if g["kind"] == "linux" else 5) * len(self.machines) for g in self.guests)
+            steps.append(Step(f"nested KVM: {self.boots} boot(s) of each guest on each machine in one L1 boot",
+                              60 + self.boots * per_round, self.nested_boots))
         if self.count:
             for g, m, a in self.configs():
                 if a == "tcg":
@@ -208,7 +306,11 @@ class Workload:
     def start(self, batch):
         self.boots_csv = os.path.join(batch.out, "boots.csv")
         self.min_csv = os.path.join(batch.out, "min-mem.csv")
-        for path, fields in ((self.boots_csv, BOOT_FIELDS), (self.min_csv, MIN_MEM_FIELDS)):
+        self.exits_csv = os.path.join(batch.out, "exits.csv")
+        records = [(self.boots_csv, BOOT_FIELDS), (self.min_csv, MIN_MEM_FIELDS)]
+        if self.nested:
+            records.append((self.exits_csv, EXIT_FIELDS))
+        for path, fields in records:
             with open(path, "w", newline="") as f:
                 csv.writer(f).writerow(fields)
         p = subprocess.run(["tools/qemu-run", "--version"], cwd=ROOT, capture_output=True, text=True)
@@ -220,12 +322,18 @@ class Workload:
                 lines.append(f"guest {g['name']}: {g['initrd']} ({hostlib.image_flags(uk_flags_file(g['initrd']))})")
             else:
                 lines.append(f"guest {g['name']}: {g['kernel']} {g['initrd']}")
+        if self.nested:
+            lines.append(f"nested: {NESTED_SCENARIO} in L1 ({nested.dry_run(NESTED_SCENARIO).strip()})")
         batch.meta(*lines)
 
     def command(self, g, machine, accel, mem, port, limit, count_files=None):
         """tools/qemu-run's arguments for one boot of g."""
         args = ["tools/qemu-run", "--machine", machine, "--accel", accel, "--mem", f"{mem}M", "--net", "user",
                 "--hostfwd", f"{port}:{APP_PORT}", "--timeout", str(limit)]
+        if g["kind"] == "linux" and machine == "microvm":
+            # Two files on microvm are a loader and an image unless told:
+            # the Linux guest's kernel is entered by its PVH note, with ACPI.
+            args += ["--boot", "pvh"]
         if count_files:
             args += ["--count", count_files[0], "--count-ctl", count_files[1]]
         app = f"{USER_GUEST_NET} -- -p {APP_PORT} -q -s"
@@ -330,6 +438,22 @@ class Workload:
         batch.log(f"{name}: {rec['status']}, answered {rec.get('qemu_to_answer_ms', '-')} ms after QEMU's start "
                   f"({rec.get('run_to_answer_ms', '-')} after qemu-run's), guest boot {rec.get('guest_boot_us', '-')} "
                   f"us, PSS {rec.get('pss_kib', '-')} KiB" + (f", {rec['insns']} instructions" if tag else ""))
+
+    def nested_boots(self, batch):
+        """Every nested boot in one L1 boot: bench/kvm/boot.sh's output to
+        raw/nested-l1.txt, its boots to boots.csv and exits.csv."""
+        out = os.path.join(batch.raw, NESTED_RAW)
+        limit = 300 + self.boots * len(self.guests) * len(self.machines) * 120
+        rc = nested.run_l1(NESTED_SCENARIO, [self.boots, ",".join(self.nested_guests), ",".join(self.machines),
+                                             f"{self.mem}M"], out, limit, files=self.nested_files)
+        boots = append_nested_records(out, self.boots_csv, self.exits_csv, self.mem)
+        for r in boots:
+            batch.log(f"{r['guest']}-{r['machine']}-{NESTED_ACCEL}-{r['boot']}: {r['status']}, {r['exits'] or '-'} "
+                      f"exits to listening, guest boot {r.get('guest_boot_us', '-')} us, answered "
+                      f"{r['qemu_to_answer_ms'] or '-'} ms after QEMU's start (L1's clock)")
+        want = self.boots * len(self.guests) * len(self.machines)
+        if rc != 0 or len(boots) != want or not nested.lines_of(out, "kvm: boots done"):
+            batch.log(f"nested: run-l1 status {rc}, {len(boots)} of {want} boots recorded (see {out})")
 
     def bisect_mem(self, batch, g, machine, accel):
         """The smallest -m (MiB) in (MIN_MEM_LO, MEM] that answers: MEM is

@@ -12,10 +12,14 @@ import subprocess
 from ..spec import ROOT
 
 
-def run_l1(scenario, args, out_path, timeout=3000, l0="", rewrite=None):
-    """run-l1 --timeout TIMEOUT [--l0 L0] SCENARIO -- ARGS into out_path,
-    each line through rewrite (if given); run-l1's exit status."""
-    cmd = ["tools/nested/run-l1"] + (["--l0", l0] if l0 else []) + ["--timeout", str(timeout), scenario, "--"]
+def run_l1(scenario, args, out_path, timeout=3000, l0="", rewrite=None, files=()):
+    """run-l1 --timeout TIMEOUT [--l0 L0] [--file F...] SCENARIO -- ARGS into
+    out_path, each line through rewrite (if given); run-l1's exit status.
+    files: more files of the repository (relative paths) to carry into L1."""
+    cmd = ["tools/nested/run-l1"] + (["--l0", l0] if l0 else [])
+    for f in files:
+        cmd += ["--file", f]
+    cmd += ["--timeout", str(timeout), scenario, "--"]
     cmd += [str(a) for a in args]
     with open(out_path, "w") as out:
         p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
