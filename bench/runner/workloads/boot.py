@@ -68,6 +68,10 @@ NESTED = "nested"               # the ACCELS word
 NESTED_ACCEL = "kvm-nested"     # its rows' accel
 NESTED_SCENARIO = "bench/kvm/boot.sh"
 NESTED_RAW = "nested-l1.txt"
+# L1's init beats every 5 s under --silence: this long without a line is an
+# L1 that stopped (QEMU's emulated SVM, docs/kvm.md "The wedge"), which would
+# otherwise hold the batch to its time limit (an hour and more).
+NESTED_SILENCE_S = 120
 GUEST_CLOCKS = {"uk": "tsc-from-entry", "linux": "linux-boottime"}
 # bench/kvm/boot.sh's lines (its header says what each field is).
 NESTED_BOOT = re.compile(r"boot (\d+) ([A-Za-z0-9._-]+) (pc|microvm) kind (uk|linux) status (\d+|\?) "
@@ -445,7 +449,8 @@ class Workload:
         out = os.path.join(batch.raw, NESTED_RAW)
         limit = 300 + self.boots * len(self.guests) * len(self.machines) * 120
         rc = nested.run_l1(NESTED_SCENARIO, [self.boots, ",".join(self.nested_guests), ",".join(self.machines),
-                                             f"{self.mem}M"], out, limit, files=self.nested_files)
+                                             f"{self.mem}M"], out, limit, files=self.nested_files,
+                             silence=NESTED_SILENCE_S)
         boots = append_nested_records(out, self.boots_csv, self.exits_csv, self.mem)
         for r in boots:
             batch.log(f"{r['guest']}-{r['machine']}-{NESTED_ACCEL}-{r['boot']}: {r['status']}, {r['exits'] or '-'} "

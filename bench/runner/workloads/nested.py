@@ -12,11 +12,15 @@ import subprocess
 from ..spec import ROOT
 
 
-def run_l1(scenario, args, out_path, timeout=3000, l0="", rewrite=None, files=()):
-    """run-l1 --timeout TIMEOUT [--l0 L0] [--file F...] SCENARIO -- ARGS into
-    out_path, each line through rewrite (if given); run-l1's exit status.
-    files: more files of the repository (relative paths) to carry into L1."""
+def run_l1(scenario, args, out_path, timeout=3000, l0="", rewrite=None, files=(), silence=None):
+    """run-l1 --timeout TIMEOUT [--l0 L0] [--file F...] [--silence S] SCENARIO
+    -- ARGS into out_path, each line through rewrite (if given); run-l1's
+    exit status. files: more files of the repository (relative paths) to
+    carry into L1. silence: stop an L1 that printed nothing (not even its
+    init's heartbeat) for that many seconds: L1 itself stopped."""
     cmd = ["tools/nested/run-l1"] + (["--l0", l0] if l0 else [])
+    if silence:
+        cmd += ["--silence", str(silence)]
     for f in files:
         cmd += ["--file", f]
     cmd += ["--timeout", str(timeout), scenario, "--"]
