@@ -20,7 +20,8 @@
 # Linux guest's init: CLOCK_BOOTTIME). The unikernel boots through the loader
 # on pc and alone by its PVH note on microvm; the Linux guest's kernel (a
 # bzImage or a vmlinux) is loaded by QEMU on pc and by microvm's firmware
-# (qboot) or its PVH note on microvm, with ACPI on (qemu-run --boot pvh).
+# (qboot) or its PVH note on microvm, with ACPI on (qemu-run's choice for
+# a kernel and its initramfs there).
 #
 # L1's KVM counters (debugfs) and a histogram of kvm_exit by exit reason
 # (tracefs) are read just before QEMU starts, and again as soon as the
@@ -95,17 +96,15 @@ watch_console() {
 
 # One boot: NUMBER SPEC MACHINE.
 boot_one() {
-	local n=$1 spec=$2 machine=$3 name kind file1 file2 words rest append files bootargs
+	local n=$1 spec=$2 machine=$3 name kind file1 file2 words rest append files
 	local pre pid status t0 t1 ta listen_ns exits answer got end
 	IFS=: read -r name kind file1 file2 words rest <<<"$spec"
 	[ -z "$rest" ] && [ -f "$file1" ] && [ -f "$file2" ] || fail "guest $spec: not NAME:KIND:FILE:FILE[:WORDS], or a file missing"
 	append="${words//+/ }${words:+ }boot_time $USER_NET -- -p $PORT -q -s"
-	bootargs=()
 	case $kind:$machine in
 	uk:pc) files=("$file1" "$file2") ;;
 	uk:microvm) files=("$file2") ;; # PVH: the image alone
-	linux:pc) files=("$file1" "$file2") ;;
-	linux:microvm) files=("$file1" "$file2") bootargs=(--boot pvh) ;;
+	linux:*) files=("$file1" "$file2") ;; # on microvm qemu-run boots it by PVH, ACPI on
 	*) fail "guest $spec on $machine: kind uk or linux, machine pc or microvm" ;;
 	esac
 	pre=$KTMP/b$n.$name.$machine
@@ -114,7 +113,7 @@ boot_one() {
 	stats_now >"$pre.s0"
 	hist_reset
 	{
-		ACCEL=kvm tools/qemu-run --machine "$machine" "${bootargs[@]}" --mem "$mem" --net user --hostfwd "$PORT:$PORT" \
+		ACCEL=kvm tools/qemu-run --machine "$machine" --mem "$mem" --net user --hostfwd "$PORT:$PORT" \
 			--timeout 300 --append "$append" "${files[@]}" -- -pidfile "$pre.pid" </dev/null 2>&1
 		echo "qemu-run: status $?"
 	} | watch_console "$GUEST_CONSOLE" "$pre" &

@@ -334,10 +334,6 @@ class Workload:
         """tools/qemu-run's arguments for one boot of g."""
         args = ["tools/qemu-run", "--machine", machine, "--accel", accel, "--mem", f"{mem}M", "--net", "user",
                 "--hostfwd", f"{port}:{APP_PORT}", "--timeout", str(limit)]
-        if g["kind"] == "linux" and machine == "microvm":
-            # Two files on microvm are a loader and an image unless told:
-            # the Linux guest's kernel is entered by its PVH note, with ACPI.
-            args += ["--boot", "pvh"]
         if count_files:
             args += ["--count", count_files[0], "--count-ctl", count_files[1]]
         app = f"{USER_GUEST_NET} -- -p {APP_PORT} -q -s"
