@@ -19,6 +19,10 @@
 #define LSR_DATA_READY 0x01
 #define LSR_THR_EMPTY  0x20
 #define LSR_TX_EMPTY   0x40 /* holding and shift registers both empty */
+#define FCR_FIFO_ON    0x01 /* FIFO control: both FIFOs on (contents kept when already on) */
+#define FCR_TRIGGER_14 0xc0 /* receive interrupt at 14 bytes */
+#define IIR_FIFOS      0xc0 /* interrupt identification: both bits set, FIFOs on */
+#define UART_FIFO_BYTES 16  /* a 16550's transmit FIFO */
 #define COM1_IRQ       4
 #define IER_RX_DATA    0x01
 #define MCR_DTR_RTS_OUT2 0x0b /* OUT2 gates the UART's interrupt line on PCs */
@@ -31,10 +35,37 @@ static bool rx_by_interrupt;         /* console_input_init succeeded */
 volatile bool console_status_requested;
 uint64_t console_rx_dropped;         /* ring full */
 
+/*
+ * The transmitter is asked for room once per FIFO's worth of bytes, not once
+ * a byte: with its FIFOs on, a 16550 reports the holding register empty
+ * only when the whole 16-byte FIFO is, so that many bytes may follow one
+ * status read. Under KVM every port access is an exit to the VMM, and the
+ * status read was half of a boot's console exits. The FIFOs are switched
+ * on at the first write (the loader does it too, a PVH boot comes without
+ * it); a UART whose IIR does not confirm them gets a byte per status read.
+ * Written from interrupt context too (a panic): an interrupted writer's
+ * count may let a burst run a few bytes past the FIFO, which QEMU's UART
+ * absorbs and a real one would drop, never more.
+ */
+static unsigned tx_burst; /* bytes per status read: UART_FIFO_BYTES, or 1; 0 until probed */
+static unsigned tx_room;  /* bytes that may still go before the status is read again */
+
+static void serial_probe(void)
+{
+	outb(COM1 + 2, FCR_FIFO_ON | FCR_TRIGGER_14);
+	tx_burst = (inb(COM1 + 2) & IIR_FIFOS) == IIR_FIFOS ? UART_FIFO_BYTES : 1;
+}
+
 static void serial_putc(char c)
 {
-	while (!(inb(COM1 + 5) & LSR_THR_EMPTY))
-		cpu_relax();
+	if (tx_room == 0) {
+		if (tx_burst == 0)
+			serial_probe();
+		while (!(inb(COM1 + 5) & LSR_THR_EMPTY))
+			cpu_relax();
+		tx_room = tx_burst;
+	}
+	tx_room--;
 	outb(COM1, (uint8_t)c);
 }
 
