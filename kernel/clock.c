@@ -1,8 +1,9 @@
 /*
  * clock.c: time. The TSC's rate is learnt once at boot from the best source
  * the machine has (clock_sources.c: what the CPU or hypervisor states, else
- * a calibration against the PIT, the HPET or the ACPI PM timer), or the one
- * the kernel option `clock` names; a machine with none is refused with
+ * a calibration against the local APIC's timer under TCG, the PIT, the
+ * HPET or the ACPI PM timer), or the one the kernel option `clock` names,
+ * and the boot says which on one line; a machine with none is refused with
  * KERNEL_NO_CLOCK_STATUS. clock_ns() scales TSC ticks since the loader
  * started into nanoseconds. Wall-clock time is the CMOS RTC read at boot
  * plus monotonic time since (1970 where there is no RTC). Also newlib's
@@ -31,6 +32,7 @@ static const char *source_remark; /* how, where the source said more (or NULL) *
 uint64_t clock_tsc_hz(void) { return tsc_hz; }
 const char *clock_source_used(void) { return clock_source_name(source); }
 bool clock_rate_given(void) { return source == CLOCK_CPUID || source == CLOCK_HYPERVISOR || source == CLOCK_KVMCLOCK; }
+bool clock_rate_from_lapic(void) { return source == CLOCK_LAPIC; }
 
 uint64_t clock_ns(void)
 {
@@ -172,11 +174,9 @@ void clock_init(uint64_t tsc_at_boot, uint64_t ebda)
 	choose_source(ebda);
 	ns_mult = (uint64_t)(((unsigned __int128)NSEC_PER_SEC << 32) / tsc_hz);
 	stop_pit_channel0();
-	/* The PC machine's boot says nothing new; any other source is named. */
-	if (source != CLOCK_PIT || forced_source() != CLOCK_SOURCES)
-		kprintf("kernel: clock: TSC %lu.%03lu MHz from %s (%s%s%s)\n", tsc_hz / 1000000,
-			tsc_hz / 1000 % 1000, clock_source_name(source), clock_source_what(source),
-			source_remark ? "; " : "", source_remark ? source_remark : "");
+	kprintf("kernel: clock: TSC %lu.%03lu MHz from %s (%s%s%s)\n", tsc_hz / 1000000,
+		tsc_hz / 1000 % 1000, clock_source_name(source), clock_source_what(source),
+		source_remark ? "; " : "", source_remark ? source_remark : "");
 	uint64_t rtc_ns;
 	const char *why;
 	if (read_rtc_ns(&rtc_ns, &why) < 0) {

@@ -14,6 +14,7 @@
 void clock_init(uint64_t tsc_at_boot, uint64_t ebda);
 const char *clock_source_used(void); /* the source's name, as `clock=` writes it */
 bool clock_rate_given(void);         /* the TSC's rate was read (CPUID, the hypervisor), not measured */
+bool clock_rate_from_lapic(void);    /* it was measured against the local APIC's timer (clock=lapic) */
 void lapic_init(void);
 void lapic_paravirt_init(void); /* under KVM: x2APIC, and the paravirtual EOI where offered (after the command line) */
 bool lapic_pv_eoi(void);         /* the paravirtual EOI is on */
@@ -22,5 +23,10 @@ void lapic_self_ipi(uint8_t vector); /* an interrupt to this CPU */
 /* Program the LAPIC one-shot timer to fire at deadline_ns (clock_ns() time). */
 void lapic_timer_arm(uint64_t deadline_ns);
 uint64_t lapic_timer_hz(void);
+/* The local APIC's timer as a free-running reference for clock=lapic:
+ * started undivided and masked, read, stopped (before lapic_init). */
+void lapic_reference_start(void);
+uint32_t lapic_reference_count(void);
+void lapic_reference_stop(void);
 
 #endif

@@ -4,13 +4,15 @@
  * The exact sources read what the CPU or the hypervisor states: CPUID leaf
  * 0x15's ratio and crystal, the hypervisor leaf 0x40000010's kHz, KVM's
  * pvclock scale. The calibrations count TSC ticks while a reference of
- * known rate counts its own, over CALIBRATE_MS, CALIBRATE_ROUNDS times.
+ * known rate counts its own, over CALIBRATE_MS (1 ms for the local APIC's
+ * nanosecond timer), CALIBRATE_ROUNDS times.
  * PIT channel 2 keeps the least rate: it times a count with RDTSCs on
  * either side, and under emulation the vCPU can be descheduled, or wait
  * for QEMU's lock on a port read, between the terminal count and the last
  * RDTSC, which only ever adds TSC ticks (seen: 3,432 MHz on a 2,445 MHz
  * host in one round, every guest timer stretched alike), so the least of
- * several is the truest. The counters (HPET, PM timer, PIT channel 0) are
+ * several is the truest. The counters (the local APIC's timer under TCG,
+ * HPET, PM timer, PIT channel 0) are
  * read at both ends of a round alike, the quickest of a few reads each
  * timed by RDTSCs on either side, so the time a read takes (an exit to the
  * VMM under KVM, tens of microseconds nested) cancels out and a read the
@@ -22,6 +24,7 @@
  */
 #include "acpi.h"
 #include "arch.h"
+#include "clock.h"
 #include "clock_sources.h"
 #include "kernel.h"
 #include "tsc_rate.h"
@@ -29,6 +32,10 @@
 #define PIT_HZ 1193182ULL
 #define CALIBRATE_MS 5
 #define CALIBRATE_ROUNDS 5
+/* The local APIC's timer counts nanoseconds: a round a fifth as long as the
+ * PIT's measures as finely. */
+#define LAPIC_TCG_HZ   1000000000ULL
+#define LAPIC_ROUND_US 1000
 /* TSC ticks a reference may stand still before it is called absent: 20 ms
  * at the fastest TSC accepted (100 GHz), where every reference here moves
  * within 5 ms (PIT channel 2's whole count; the others tick every 0.84 us
@@ -60,12 +67,13 @@
 
 static const char *const names[CLOCK_SOURCES] = {
 	[CLOCK_CPUID] = "cpuid", [CLOCK_HYPERVISOR] = "hypervisor", [CLOCK_KVMCLOCK] = "kvmclock",
-	[CLOCK_PIT] = "pit", [CLOCK_HPET] = "hpet", [CLOCK_PMTIMER] = "pmtimer", [CLOCK_PIT0] = "pit0",
+	[CLOCK_LAPIC] = "lapic", [CLOCK_PIT] = "pit", [CLOCK_HPET] = "hpet", [CLOCK_PMTIMER] = "pmtimer", [CLOCK_PIT0] = "pit0",
 };
 static const char *const whats[CLOCK_SOURCES] = {
 	[CLOCK_CPUID] = "CPUID leaf 0x15",
 	[CLOCK_HYPERVISOR] = "the hypervisor's CPUID leaf 0x40000010",
 	[CLOCK_KVMCLOCK] = "KVM's pvclock scale",
+	[CLOCK_LAPIC] = "local APIC timer calibration",
 	[CLOCK_PIT] = "PIT channel 2 calibration",
 	[CLOCK_HPET] = "HPET calibration",
 	[CLOCK_PMTIMER] = "ACPI PM timer calibration",
@@ -238,6 +246,7 @@ struct counter {
 	bool down;          /* it counts down (the PIT) rather than up */
 	uint64_t hz;        /* its rate, or 0 when period_fs gives it */
 	uint64_t period_fs; /* its tick in femtoseconds (the HPET), or 0 */
+	uint32_t round_us;  /* one round's length; 0: CALIBRATE_MS */
 	uint16_t port;      /* the PM timer's I/O port */
 	volatile uint8_t *regs; /* the HPET's registers */
 };
@@ -284,8 +293,9 @@ static bool counter_step(const struct counter *c, uint64_t prev, uint64_t now, u
 static uint64_t counter_round(const struct counter *c, const char **why, bool *jumped)
 {
 	*jumped = false;
-	uint64_t target = c->hz ? c->hz * CALIBRATE_MS / 1000
-				: 1000000000000ULL * CALIBRATE_MS / c->period_fs;
+	uint64_t round_us = c->round_us ? c->round_us : CALIBRATE_MS * 1000;
+	uint64_t target = c->hz ? c->hz * round_us / 1000000
+				: 1000000000ULL * round_us / c->period_fs;
 	uint64_t t0, t1, step, total = 0;
 	uint64_t prev = sample(c, &t0), moved = rdtsc();
 	while (total < target) {
@@ -397,6 +407,29 @@ static struct clock_reading from_pm_timer(uint64_t ebda)
 	return calibrate(&c);
 }
 
+static uint64_t lapic_read(const struct counter *c)
+{
+	(void)c;
+	return lapic_reference_count();
+}
+
+/* QEMU's local APIC timer under TCG: 1 GHz undivided (see lapic.c). KVM's
+ * runs at 1 GHz by default too, but a VMM may set another bus rate there,
+ * and under KVM the exact sources answer first anyway. */
+static struct clock_reading from_lapic(void)
+{
+	if (cpu_hypervisor() != HYPERVISOR_TCG)
+		return absent("its rate is known only under QEMU's TCG");
+	lapic_reference_start();
+	struct counter c = {
+		.read = lapic_read, .mask = 0xffffffff, .down = true, .hz = LAPIC_TCG_HZ,
+		.round_us = LAPIC_ROUND_US,
+	};
+	struct clock_reading r = calibrate(&c);
+	lapic_reference_stop();
+	return r;
+}
+
 static uint64_t pit0_read(const struct counter *c)
 {
 	(void)c;
@@ -422,6 +455,7 @@ struct clock_reading clock_source_measure(enum clock_source s, uint64_t ebda)
 	case CLOCK_CPUID: return from_cpuid();
 	case CLOCK_HYPERVISOR: return from_hypervisor();
 	case CLOCK_KVMCLOCK: return from_kvmclock();
+	case CLOCK_LAPIC: return from_lapic();
 	case CLOCK_PIT: return from_pit2();
 	case CLOCK_HPET: return from_hpet(ebda);
 	case CLOCK_PMTIMER: return from_pm_timer(ebda);

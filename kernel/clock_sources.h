@@ -13,6 +13,7 @@ enum clock_source {
 	CLOCK_CPUID,      /* CPUID leaf 0x15 (and 0x16 for a missing crystal rate) */
 	CLOCK_HYPERVISOR, /* the hypervisor leaf 0x40000010, in kHz */
 	CLOCK_KVMCLOCK,   /* KVM's pvclock scale */
+	CLOCK_LAPIC,      /* the local APIC's timer, at QEMU's fixed 1 GHz under TCG */
 	CLOCK_PIT,        /* PIT channel 2, gated through port 0x61: the PC machine's */
 	CLOCK_HPET,       /* the HPET's main counter (ACPI HPET table) */
 	CLOCK_PMTIMER,    /* the ACPI PM timer (the FADT's PM_TMR_BLK) */

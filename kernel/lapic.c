@@ -27,6 +27,7 @@
 #define ICR_SELF        (1u << 18) /* destination shorthand: this CPU */
 #define LVT_MASKED      (1u << 16)
 #define DIV_BY_16       0x3
+#define DIV_BY_1        0xb
 
 static volatile uint32_t *lapic;
 static uint64_t timer_hz; /* LAPIC timer ticks per second after the divider */
@@ -134,6 +135,15 @@ void lapic_self_ipi(uint8_t vector)
  * so that a deadline read by the TSC is met by the timer.
  */
 #define KVM_APIC_BUS_HZ 1000000000ULL
+/* Under TCG, with the TSC's rate measured against this very timer
+ * (clock=lapic), the timer's own rate is its nominal one and needs no
+ * measuring; it is taken a part in TCG_TIMER_LATE_PART faster, so that a
+ * one-shot fires a little after its deadline, never before it (a wake that
+ * finds nothing due and parks again): the calibration's rounds agree to a
+ * few parts per million, but the host may slew its monotonic clock, which
+ * QEMU's timer follows and the TSC does not, by up to 500. */
+#define TCG_APIC_BUS_HZ 1000000000ULL
+#define TCG_TIMER_LATE_PART 2048
 
 /* The timer's ticks per second after the divider, against the TSC: it counts
  * down from the maximum for ~5 ms. The TSC is read after the timer starts and
@@ -156,11 +166,35 @@ static uint64_t calibrate_timer(void)
 	return (uint64_t)elapsed * tsc_hz / tsc_elapsed;
 }
 
-void lapic_init(void)
+/* The local APIC enabled (xAPIC mode) and its registers mapped. */
+static void enable_xapic(void)
 {
 	uint64_t base = rdmsr(MSR_APIC_BASE);
 	wrmsr(MSR_APIC_BASE, base | APIC_ENABLE);
 	lapic = mmio_map(base & ~0xfffULL, 4096);
+}
+
+/*
+ * The timer as a reference clock for the TSC (clock_sources.c, `clock=lapic`):
+ * masked, undivided, counting down from the maximum. Under QEMU's TCG it
+ * counts QEMU's virtual clock, the host's monotonic time, at a fixed 1 GHz:
+ * a nanosecond counter that a read reaches without a port access, so a
+ * calibration against it needs far fewer milliseconds than the PIT's
+ * 0.84 us ticks. Called before lapic_init(), which sets the timer up anew.
+ */
+void lapic_reference_start(void)
+{
+	enable_xapic();
+	wr(REG_LVT_TIMER, LVT_MASKED | IRQ_VECTOR_TIMER);
+	wr(REG_TIMER_DIV, DIV_BY_1);
+	wr(REG_TIMER_INIT, 0xffffffff);
+}
+uint32_t lapic_reference_count(void) { return rd(REG_TIMER_COUNT); }
+void lapic_reference_stop(void) { wr(REG_TIMER_INIT, 0); }
+
+void lapic_init(void)
+{
+	enable_xapic();
 	wr(REG_TPR, 0);
 	wr(REG_SVR, 0x100 | IRQ_VECTOR_SPURIOUS);
 
@@ -168,6 +202,8 @@ void lapic_init(void)
 	wr(REG_LVT_TIMER, LVT_MASKED | IRQ_VECTOR_TIMER);
 	if (cpu_hypervisor() == HYPERVISOR_KVM && clock_rate_given())
 		timer_hz = KVM_APIC_BUS_HZ / 16;
+	else if (clock_rate_from_lapic())
+		timer_hz = TCG_APIC_BUS_HZ / 16 + TCG_APIC_BUS_HZ / 16 / TCG_TIMER_LATE_PART;
 	else
 		timer_hz = calibrate_timer();
 	if (timer_hz == 0) {

@@ -170,13 +170,13 @@ const struct kopt_spec kernel_options[KOPT_COUNT] = {
 	[KOPT_CLOCK] = {
 		/* The words are clock_sources.c's names, in its order, after auto. */
 		.name = "clock", .kind = KOPT_WORD,
-		.words = (const char *const[]){ "auto", "cpuid", "hypervisor", "kvmclock", "pit",
-						"hpet", "pmtimer", "pit0", NULL },
+		.words = (const char *const[]){ "auto", "cpuid", "hypervisor", "kvmclock", "lapic",
+						"pit", "hpet", "pmtimer", "pit0", NULL },
 		.text_default = "auto",
 		.doc = "where the TSC's rate comes from: `auto` takes the first of the others, in "
 		       "their order, that gives one: CPUID leaf 0x15, the hypervisor leaf "
-		       "0x40000010, kvmclock, then a calibration against PIT channel 2 (the PC "
-		       "machine's), the HPET, the ACPI PM timer, PIT channel 0. A source named here "
+		       "0x40000010, kvmclock, then a calibration against the local APIC's timer "
+		       "(under QEMU's TCG only), PIT channel 2, the HPET, the ACPI PM timer, PIT channel 0. A source named here "
 		       "that the machine lacks refuses the boot (status 71), as does `auto` when "
 		       "none answers",
 		.read_in = "kernel/clock.c",

@@ -42,4 +42,4 @@ expect '^  #1  0x[0-9a-f]+ main\+' "(symbols read from the moved image)"
 boot "$HELLO" --net user -- 'verbose quiet -- -s 1'
 expect_rc 0
 expect '^pci: 00:[0-9a-f]{2}\.0 1af4:1041 class 02\.00 msix$' "(virtio-net, modern, with MSI-X)"
-expect '^kernel: [0-9]+ MiB RAM, heap up to [0-9]+ MiB, TSC [0-9]+ MHz from pit, booted in [0-9]+ us$'
+expect '^kernel: [0-9]+ MiB RAM, heap up to [0-9]+ MiB, TSC [0-9]+ MHz from lapic, booted in [0-9]+ us$'
