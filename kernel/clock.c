@@ -5,8 +5,9 @@
  * HPET or the ACPI PM timer), or the one the kernel option `clock` names,
  * and the boot says which on one line; a machine with none is refused with
  * KERNEL_NO_CLOCK_STATUS. clock_ns() scales TSC ticks since the loader
- * started into nanoseconds. Wall-clock time is the CMOS RTC read at boot
- * plus monotonic time since (1970 where there is no RTC). Also newlib's
+ * started into nanoseconds. Wall-clock time is KVM's wall clock where
+ * kvmclock gave the rate, else the CMOS RTC read at boot, plus monotonic
+ * time since (1970 where there is no RTC). Also newlib's
  * clock_gettime, nanosleep and usleep. The kernel's own timer is the local
  * APIC's (timer.c); the PIT's channel 0, which the BIOS left ticking, is
  * stopped here.
@@ -177,6 +178,16 @@ void clock_init(uint64_t tsc_at_boot, uint64_t ebda)
 	kprintf("kernel: clock: TSC %lu.%03lu MHz from %s (%s%s%s)\n", tsc_hz / 1000000,
 		tsc_hz / 1000 % 1000, clock_source_name(source), clock_source_what(source),
 		source_remark ? "; " : "", source_remark ? source_remark : "");
+	/* Where the source told real time (kvmclock), the RTC is not asked:
+	 * under KVM its 18 port accesses are as many exits to the VMM. */
+	struct clock_realtime rt = clock_source_realtime();
+	if (rt.valid && source == CLOCK_KVMCLOCK) {
+		bool after = rt.tsc >= tsc_boot; /* KVM stamps the record at our MSR write */
+		uint64_t ticks = after ? rt.tsc - tsc_boot : tsc_boot - rt.tsc;
+		uint64_t apart = (uint64_t)(((unsigned __int128)ticks * ns_mult) >> 32);
+		realtime_at_boot_ns = after ? rt.ns - apart : rt.ns + apart;
+		return;
+	}
 	uint64_t rtc_ns;
 	const char *why;
 	if (read_rtc_ns(&rtc_ns, &why) < 0) {

@@ -148,6 +148,52 @@ struct pvclock_time_info {
 /* 32 bytes aligned to 32: within one page, as KVM requires. */
 static volatile struct pvclock_time_info pvclock __attribute__((aligned(32)));
 
+/* KVM's wall clock: the host's real time when kvmclock's system time was 0
+ * (its layout is the ABI). */
+struct pvclock_wall_clock {
+	uint32_t version; /* odd while KVM writes */
+	uint32_t sec;     /* seconds since 1970 */
+	uint32_t nsec;    /* and nanoseconds */
+} __attribute__((packed));
+
+static volatile struct pvclock_wall_clock pvclock_wall __attribute__((aligned(16)));
+
+/* What the kvmclock read left for the wall clock: real time at a TSC. */
+static struct clock_realtime kvm_realtime;
+
+struct clock_realtime clock_source_realtime(void) { return kvm_realtime; }
+
+/*
+ * The real time at the record's TSC from KVM's wall clock, one MSR write (an
+ * exit KVM handles itself) where the CMOS RTC takes 18 port accesses, each
+ * an exit to the VMM. Read like the record: an even version, the fields,
+ * the same version; a time before 2000 is taken as no answer.
+ */
+#define MSR_KVM_WALL_CLOCK     0x11
+#define MSR_KVM_WALL_CLOCK_NEW 0x4b564d00
+#define WALL_CLOCK_EARLIEST    946684800ULL /* 2000-01-01 */
+
+static void read_kvm_wall_clock(uint32_t msr, uint64_t system_time, uint64_t tsc)
+{
+	wrmsr(msr, (uint64_t)(uintptr_t)&pvclock_wall);
+	for (int tries = 0; tries < PVCLOCK_READ_TRIES; tries++) {
+		uint32_t version = pvclock_wall.version;
+		__asm__ volatile("" ::: "memory");
+		uint64_t sec = pvclock_wall.sec, nsec = pvclock_wall.nsec;
+		__asm__ volatile("" ::: "memory");
+		if (version & 1 || version != pvclock_wall.version) {
+			cpu_relax();
+			continue;
+		}
+		if (sec < WALL_CLOCK_EARLIEST || nsec >= NSEC_PER_SEC)
+			return;
+		kvm_realtime = (struct clock_realtime){
+			.ns = sec * NSEC_PER_SEC + nsec + system_time, .tsc = tsc, .valid = true,
+		};
+		return;
+	}
+}
+
 /*
  * kvmclock is asked for its scale once and stopped again: the kernel's
  * clock is the TSC alone (clock.c), so a record KVM kept updating would be
@@ -168,6 +214,7 @@ static struct clock_reading from_kvmclock(void)
 		return absent("KVM does not offer kvmclock");
 	wrmsr(msr, (uint64_t)(uintptr_t)&pvclock | 1); /* RAM is identity-mapped */
 	uint32_t mul = 0, version = 0;
+	uint64_t system_time = 0, tsc = 0;
 	int8_t shift = 0;
 	int tries;
 	for (tries = 0; tries < PVCLOCK_READ_TRIES; tries++) {
@@ -175,6 +222,8 @@ static struct clock_reading from_kvmclock(void)
 		__asm__ volatile("" ::: "memory"); /* x86 keeps loads in order; the compiler must too */
 		mul = pvclock.tsc_to_system_mul;
 		shift = pvclock.tsc_shift;
+		system_time = pvclock.system_time;
+		tsc = pvclock.tsc_timestamp;
 		__asm__ volatile("" ::: "memory");
 		if (version != 0 && !(version & 1) && version == pvclock.version)
 			break;
@@ -185,7 +234,11 @@ static struct clock_reading from_kvmclock(void)
 		return absent("KVM never left its record whole (version 0 or odd)");
 	const char *why;
 	uint64_t hz = tsc_hz_from_pvclock(mul, shift, &why);
-	return hz ? (struct clock_reading){ hz, NULL } : absent(why);
+	if (!hz)
+		return absent(why);
+	read_kvm_wall_clock(msr == MSR_KVM_SYSTEM_TIME_NEW ? MSR_KVM_WALL_CLOCK_NEW : MSR_KVM_WALL_CLOCK,
+			    system_time, tsc);
+	return (struct clock_reading){ hz, NULL };
 }
 
 /* ---- calibrations -------------------------------------------------------- */

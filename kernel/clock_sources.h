@@ -7,6 +7,7 @@
 #ifndef CLOCK_SOURCES_H
 #define CLOCK_SOURCES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum clock_source {
@@ -26,6 +27,15 @@ struct clock_reading {
 	uint64_t hz;      /* the TSC's rate; 0: the source is absent or refused */
 	const char *why;  /* hz == 0: why; else a remark on how (or NULL) */
 };
+
+/* Real time at a moment, where a source gave one with the rate (kvmclock:
+ * KVM's wall clock plus its system time at the record's TSC). */
+struct clock_realtime {
+	uint64_t ns;  /* ns since 1970 at tsc */
+	uint64_t tsc; /* the TSC it was taken at */
+	bool valid;   /* false: no source gave one; the CMOS RTC is read */
+};
+struct clock_realtime clock_source_realtime(void);
 
 /* The source's name, as the option `clock` writes it, and a few words on
  * what it is. */

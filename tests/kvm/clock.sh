@@ -4,7 +4,9 @@
 # where QEMU gives it) and names it; each source is forced in turn and
 # either names itself with a rate within 2% of L1's own TSC rate (as
 # /proc/cpuinfo gives it) or refuses with status 71 and a line, and a 1 s
-# sleep takes at least 1 s of L1's time. Ends with "kvm: all good".
+# sleep takes at least 1 s of L1's time. With kvmclock, wall-clock time
+# comes from KVM's wall clock (no CMOS RTC read): hello's "time:" line
+# agrees with L1's clock within 5 s. Ends with "kvm: all good".
 . "$ROOT/tools/nested/scenario-lib.sh"
 cd "$ROOT"
 HELLO=build/apps/hello.elf
@@ -24,7 +26,14 @@ boot_clock auto
 [ "$RC" = 0 ] || fail "clock=auto: status $RC"
 contains -E '^kernel: clock: TSC [0-9.]+ MHz from (kvmclock|hypervisor|cpuid) ' <<<"$OUT" ||
 	fail "clock=auto did not take an exact source under KVM"
-for c in cpuid hypervisor kvmclock pit hpet pmtimer pit0; do
+boot_clock kvmclock
+[ "$RC" = 0 ] || fail "clock=kvmclock: status $RC"
+guest_time=$(sed -nE 's/^time: (.*) UTC$/\1/p' <<<"$OUT")
+[ -n "$guest_time" ] || fail "clock=kvmclock: hello printed no time"
+d=$(($(date -u +%s) - $(date -u -d "$guest_time" +%s)))
+[ $((d < 0 ? -d : d)) -le 5 ] || fail "clock=kvmclock: the guest's time $guest_time is ${d}s from L1's"
+say "clock=kvmclock: wall-clock time $guest_time, ${d}s from L1's"
+for c in cpuid hypervisor kvmclock lapic pit hpet pmtimer pit0; do
 	boot_clock "$c"
 	case $RC in
 	0)
