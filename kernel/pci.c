@@ -162,8 +162,23 @@ static void scan_bus(uint8_t bus, int depth)
 	}
 }
 
+/* Configuration mechanism #1 is there when its address port keeps what is
+ * written to it. A machine without a PCI host bridge (microvm, Firecracker)
+ * reads all ones there, and the bus-0 scan would be 64 port accesses for
+ * nothing, each an exit to the VMM under KVM. */
+static bool config_ports_present(void)
+{
+	outl(CFG_ADDR, 0x80000000u);
+	return inl(CFG_ADDR) == 0x80000000u;
+}
+
 void pci_init(int verbose)
 {
+	if (!config_ports_present()) {
+		if (verbose)
+			kprintf("pci: no configuration ports (0xcf8 reads back otherwise): no PCI\n");
+		return;
+	}
 	scan_bus(0, 0);
 	for (int i = 0; verbose && i < ndevices; i++) {
 		struct pci_dev *d = &devices[i];
