@@ -167,3 +167,10 @@ UNIT_TESTS += virtio_mmio
 UNIT_SRCS_virtio_mmio := drivers/virtio/virtio_mmio.c drivers/virtio/virtio_dev.c drivers/virtio/virtqueue.c \
                          kernel/mmio_windows.c $(UNIT_PANIC)
 UNIT_DEPS_virtio_mmio := $(wildcard drivers/virtio/*.h) kernel/mmio_windows.h kernel/kernel.h kernel/mem.h
+
+# The lock-free ring one CPU hands work to another through (issue 39),
+# header-only: one thread each side as well as the single-threaded cases.
+UNIT_TESTS += spsc
+UNIT_SRCS_spsc :=
+UNIT_DEPS_spsc := kernel/spsc.h
+UNIT_LIBS_spsc := -lpthread
