@@ -16,13 +16,14 @@
 
 NESTED_DIR   := $(BUILD)/nested
 NESTED_BASE  := $(NESTED_DIR)/l1-base.cpio.gz
-NESTED_TOOLS := $(NESTED_DIR)/bin/udpcheck
+NESTED_TOOLS := $(NESTED_DIR)/bin/udpcheck $(NESTED_DIR)/bin/rudepeer
 
 $(NESTED_BASE): tools/nested/mkl1.sh tools/nested/l1-init $(LINUX_STAMP) | $(PKG_STAMP)
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)tools/nested/mkl1.sh $@ $(DEPS)/linux/root
 
-$(NESTED_DIR)/bin/udpcheck: tools/nested/udpcheck.c | $(PKG_STAMP)
+# The scenarios' own peers, static: L1 has none of their libraries.
+$(NESTED_DIR)/bin/%: tools/nested/%.c | $(PKG_STAMP)
 	@mkdir -p $(@D)
 	$(call say,HOSTCC,$@)$(or $(HOST_CC),gcc) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
 

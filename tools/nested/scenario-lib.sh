@@ -1,7 +1,9 @@
 # tools/nested/scenario-lib.sh: helpers for the scenarios that run inside the
 # nested-KVM host (L1) through tools/nested/run-l1, the tests' (tests/kvm/)
 # and the benchmarks' (bench/kvm/) alike (sourced; ROOT=/work there). L1 has
-# bash, busybox, ab, curl, iperf3 and the host's QEMU; no Python.
+# bash, busybox, ab, curl, iperf3 and the host's QEMU; no Python, so the
+# peers that need more than these are small static tools (tools/nested/*.c,
+# in build/nested/bin: udpcheck, rudepeer).
 #
 # Offers:
 #   say MSG...               print "kvm: MSG"
