@@ -1,14 +1,15 @@
 /*
  * acpi.c: finding an ACPI table in memory, and the virtio-mmio windows the
- * DSDT describes. The RSDP is where the VMM's PVH start info says (qboot,
- * microvm's firmware, gives its address), else where the firmware leaves it
- * on a PC (SeaBIOS on QEMU's pc machine, qboot on microvm, Firecracker at
- * 0xe0000): on a 16-byte boundary in the first KiB of the EBDA or in the
- * BIOS area 0xe0000-0xfffff. Every table on the way (the RSDT or XSDT, then the one
- * asked for) is mapped by its header first, its claimed length bounded,
- * then mapped whole and checked (length, checksum, signature: acpi_tables.c)
- * before a field of it is read. The pages stay mapped, read as uncached
- * device memory: few reads, at boot only.
+ * DSDT describes (read by acpi_dsdt.c). The RSDP is where the VMM's PVH
+ * start info says (qboot, microvm's firmware, gives its address), else
+ * where the firmware leaves it on a PC (SeaBIOS on QEMU's pc machine, qboot
+ * on microvm, Firecracker at 0xe0000): on a 16-byte boundary in the first
+ * KiB of the EBDA or in the BIOS area 0xe0000-0xfffff. Every table on the
+ * way (the RSDT or XSDT, then the one asked for) is mapped by its header
+ * first, its claimed length bounded, then mapped whole and checked (length,
+ * checksum, signature: acpi_tables.c) before a field of it is read. The
+ * pages stay mapped, read as uncached device memory: few reads, at boot
+ * only.
  */
 #include <string.h>
 #include "acpi.h"

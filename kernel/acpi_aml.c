@@ -16,7 +16,8 @@ uint64_t aml_le(const uint8_t *p, size_t n)
 	return v;
 }
 
-enum aml_step aml_pkg_length(const uint8_t *aml, size_t *p, size_t end, size_t *pkg_end, const char **why)
+enum aml_step aml_pkg_length(const uint8_t *aml, size_t *p, size_t end, size_t *pkg_end,
+			      const char **why)
 {
 	size_t start = *p;
 	if (start >= end) {
@@ -57,7 +58,8 @@ static bool name_char(uint8_t c, bool lead)
 	return (c >= 'A' && c <= 'Z') || c == '_' || (!lead && c >= '0' && c <= '9');
 }
 
-enum aml_step aml_name_string(const uint8_t *aml, size_t *p, size_t end, struct aml_name *n, const char **why)
+enum aml_step aml_name_string(const uint8_t *aml, size_t *p, size_t end, struct aml_name *n,
+			       const char **why)
 {
 	size_t q = *p;
 	bool prefixed = false;
@@ -142,7 +144,8 @@ enum aml_step aml_integer(const uint8_t *aml, size_t *p, size_t end, uint64_t *v
  * A size that is not a constant, or larger than the bytes in the package,
  * leaves the value AML_VALUE_OTHER with the reason; either way *p moves past the
  * package. */
-static enum aml_step buffer(const uint8_t *aml, size_t *p, size_t end, struct aml_value *v, const char **why)
+static enum aml_step buffer(const uint8_t *aml, size_t *p, size_t end, struct aml_value *v,
+			    const char **why)
 {
 	size_t q = *p, pkg_end;
 	if (aml_pkg_length(aml, &q, end, &pkg_end, why) != AML_OK)
@@ -165,7 +168,8 @@ static enum aml_step buffer(const uint8_t *aml, size_t *p, size_t end, struct am
 	return AML_OK;
 }
 
-enum aml_step aml_data_object(const uint8_t *aml, size_t *p, size_t end, struct aml_value *v, const char **why)
+enum aml_step aml_data_object(const uint8_t *aml, size_t *p, size_t end, struct aml_value *v,
+			       const char **why)
 {
 	*v = (struct aml_value){ .kind = AML_VALUE_OTHER };
 	size_t q = *p, pkg_end;

@@ -78,15 +78,18 @@ uint64_t aml_le(const uint8_t *p, size_t n);
 /* A PkgLength at *p: 1 to 4 bytes, the lead byte's top two bits counting
  * the bytes that follow; its value counts its own bytes. *pkg_end is where
  * the package ends, within `end`. */
-enum aml_step aml_pkg_length(const uint8_t *aml, size_t *p, size_t end, size_t *pkg_end, const char **why);
+enum aml_step aml_pkg_length(const uint8_t *aml, size_t *p, size_t end, size_t *pkg_end,
+			      const char **why);
 /* A NameString: a root or parent prefix, then a null name, one NameSeg, two
  * (DualNamePrefix) or a counted number (MultiNamePrefix). */
-enum aml_step aml_name_string(const uint8_t *aml, size_t *p, size_t end, struct aml_name *n, const char **why);
+enum aml_step aml_name_string(const uint8_t *aml, size_t *p, size_t end, struct aml_name *n,
+			       const char **why);
 /* An integer constant: Zero, One, Ones, Revision, or a byte, word, dword or
  * qword prefix and its bytes (AML_UNKNOWN: another opcode). */
 enum aml_step aml_integer(const uint8_t *aml, size_t *p, size_t end, uint64_t *v, const char **why);
 /* What a Name object holds: an integer, a string, a buffer (its bytes
  * located, or why not), a package (stepped over). */
-enum aml_step aml_data_object(const uint8_t *aml, size_t *p, size_t end, struct aml_value *v, const char **why);
+enum aml_step aml_data_object(const uint8_t *aml, size_t *p, size_t end, struct aml_value *v,
+			       const char **why);
 
 #endif

@@ -87,6 +87,15 @@ static void note_bad(struct aml_reader *r, size_t at, const char *why)
 
 static void walk(struct aml_reader *r, size_t p, size_t end, int depth, struct aml_device *owner);
 
+/* A package length then a name, as Scope, Device and Method begin. */
+static enum aml_step named_package(const struct aml_reader *r, size_t *q, size_t end, size_t *pkg_end,
+				   struct aml_name *n, const char **why)
+{
+	if (aml_pkg_length(r->aml, q, end, pkg_end, why) != AML_OK)
+		return AML_BAD;
+	return aml_name_string(r->aml, q, *pkg_end, n, why);
+}
+
 /* A malformed place: in a device's body it is the device's (judged with the
  * device), elsewhere the table's. */
 static void bad_at(struct aml_reader *r, struct aml_device *owner, size_t at, const char *why)
@@ -102,7 +111,8 @@ static void bad_at(struct aml_reader *r, struct aml_device *owner, size_t at, co
 static bool is_virtio_hid(const struct aml_reader *r, const struct aml_value *v)
 {
 	static const char hid[] = ACPI_VIRTIO_MMIO_HID;
-	return v->kind == AML_VALUE_STRING && v->len == sizeof hid - 1 && memcmp(r->aml + v->at, hid, v->len) == 0;
+	return v->kind == AML_VALUE_STRING && v->len == sizeof hid - 1 &&
+	       memcmp(r->aml + v->at, hid, v->len) == 0;
 }
 
 /* A Name object in a device's body: the ones that describe the device. */
@@ -195,7 +205,7 @@ static void scan(struct aml_reader *r, size_t p, size_t end, int depth)
 		struct aml_name n;
 		const char *why;
 		if (r->aml[p] == AML_EXT_PREFIX && r->aml[p + 1] == AML_DEVICE_OP &&
-		    aml_pkg_length(r->aml, &q, end, &pkg_end, &why) == AML_OK && aml_name_string(r->aml, &q, pkg_end, &n, &why) == AML_OK) {
+		    named_package(r, &q, end, &pkg_end, &n, &why) == AML_OK) {
 			device(r, &n, q, pkg_end, depth);
 			p = pkg_end;
 		} else {
@@ -214,7 +224,7 @@ static enum aml_step ext_term(struct aml_reader *r, uint8_t op, size_t *p, size_
 	enum aml_step s;
 	switch (op) {
 	case AML_DEVICE_OP:
-		if (aml_pkg_length(r->aml, &q, end, &pkg_end, why) != AML_OK || aml_name_string(r->aml, &q, pkg_end, &n, why) != AML_OK)
+		if (named_package(r, &q, end, &pkg_end, &n, why) != AML_OK)
 			return AML_BAD;
 		device(r, &n, q, pkg_end, depth);
 		*p = pkg_end;
@@ -262,15 +272,15 @@ static enum aml_step ext_term(struct aml_reader *r, uint8_t op, size_t *p, size_
 }
 
 /* One term at *p (its opcode's first byte). */
-static enum aml_step term(struct aml_reader *r, size_t *p, size_t end, int depth, struct aml_device *owner,
-		      const char **why)
+static enum aml_step term(struct aml_reader *r, size_t *p, size_t end, int depth,
+			  struct aml_device *owner, const char **why)
 {
 	size_t q = *p + 1, pkg_end;
 	struct aml_name n, n2;
 	struct aml_value v;
 	switch (r->aml[*p]) {
 	case AML_SCOPE_OP: /* its objects are the scope's, not the owner's */
-		if (aml_pkg_length(r->aml, &q, end, &pkg_end, why) != AML_OK || aml_name_string(r->aml, &q, pkg_end, &n, why) != AML_OK)
+		if (named_package(r, &q, end, &pkg_end, &n, why) != AML_OK)
 			return AML_BAD;
 		walk(r, q, pkg_end, depth + 1, NULL);
 		*p = pkg_end;
@@ -287,7 +297,7 @@ static enum aml_step term(struct aml_reader *r, size_t *p, size_t end, int depth
 		return AML_OK;
 	}
 	case AML_METHOD_OP: /* a _CRS method cannot be read without running it */
-		if (aml_pkg_length(r->aml, &q, end, &pkg_end, why) != AML_OK || aml_name_string(r->aml, &q, pkg_end, &n, why) != AML_OK)
+		if (named_package(r, &q, end, &pkg_end, &n, why) != AML_OK)
 			return AML_BAD;
 		if (owner && n.plain && !memcmp(n.last, "_CRS", 5)) {
 			owner->crss++;
@@ -307,7 +317,8 @@ static enum aml_step term(struct aml_reader *r, size_t *p, size_t end, int depth
 		*p = pkg_end;
 		return AML_OK;
 	case AML_ALIAS_OP:
-		if (aml_name_string(r->aml, &q, end, &n, why) != AML_OK || aml_name_string(r->aml, &q, end, &n2, why) != AML_OK)
+		if (aml_name_string(r->aml, &q, end, &n, why) != AML_OK ||
+		    aml_name_string(r->aml, &q, end, &n2, why) != AML_OK)
 			return AML_BAD;
 		*p = q;
 		return AML_OK;

@@ -131,7 +131,9 @@ int mmio_window_parse(const char *value, struct mmio_window *w, char *why, size_
 		reason = "an IRQ outside 1..255";
 		goto refuse;
 	}
-	struct mmio_window parsed = { .base = base, .size = size, .irq = (unsigned)irq, .id = has_id ? (long)id : -1 };
+	struct mmio_window parsed = {
+		.base = base, .size = size, .irq = (unsigned)irq, .id = has_id ? (long)id : -1,
+	};
 	if ((reason = mmio_window_check(&parsed)) != NULL)
 		goto refuse;
 	*w = parsed;

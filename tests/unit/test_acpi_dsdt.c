@@ -6,11 +6,12 @@
  * The QEMU-shaped table follows the layout of what QEMU 7.2's and 10's
  * microvm write with ACPI on (dumped once from a guest's memory, then
  * written out here by hand, the GED's method shortened): Scope(_SB)
- * holding a fw_cfg device, COM1, the RTC, the generic event device (with an OperationRegion, a Field and a
- * Method), a power button, then the LNRO0005 devices, and Scope(\) with
- * _S5. Around it, hostile tables: a device with no _CRS, every truncation
- * of the table, package lengths that claim too much, a buffer size larger
- * than its package, descriptors that run past their buffer, a wrong _HID,
+ * holding a fw_cfg device, COM1, the RTC, the generic event device (with
+ * an OperationRegion, a Field and a Method), a power button, then the
+ * LNRO0005 devices, and Scope(\) with _S5. Around it, hostile tables: a
+ * device with no _CRS, every truncation of the table, every byte changed,
+ * package lengths that claim too much, a buffer size larger than its
+ * package, descriptors that run past their buffer, a wrong _HID,
  * edge-triggered and active-low interrupts, nested scopes and devices (and
  * nesting past the limit), AML the walk does not follow before a device,
  * overlapping windows, and more devices than are kept.
@@ -63,7 +64,8 @@ static void pkg_length(struct aml *a, size_t n, int bytes)
 }
 
 /* op (1 or 2 bytes), PkgLength, then name (4 characters) and body. */
-static void package(struct aml *a, const uint8_t *op, size_t oplen, const char *name, const struct aml *body)
+static void package(struct aml *a, const uint8_t *op, size_t oplen, const char *name,
+		    const struct aml *body)
 {
 	put(a, op, oplen);
 	pkg_length(a, (name ? 4 : 0) + body->n, 0);
@@ -234,7 +236,8 @@ static struct aml *qemu_dsdt(const struct aml *devices)
 	name_buffer(&body, "_CRS", &crs);
 	device(&sb, "RTC_", &body);
 	/* Device(GED_): an interrupt, OperationRegion, Field, Method(_EVT). */
-	static const uint8_t region[] = { 0x5b, 0x80, 'E', 'R', 'E', 'G', 0x00, 0x0c, 0x00, 0x00, 0xa0, 0xfe, 0x0a, 0x04 };
+	static const uint8_t region[] = { 0x5b, 0x80, 'E', 'R', 'E', 'G', 0x00, 0x0c, 0x00, 0x00, 0xa0, 0xfe,
+					  0x0a, 0x04 };
 	static const uint8_t field[] = { 0x5b, 0x81, 0x0b, 'E', 'R', 'E', 'G', 0x43, 'E', 'S', 'E', 'L', 0x20 };
 	static const uint8_t method[] = { 0x14, 0x0f, '_', 'E', 'V', 'T', 0x09, 0x70, 'E', 'S', 'E', 'L', 0x60,
 					  0xa0, 0x02, 0x00 };

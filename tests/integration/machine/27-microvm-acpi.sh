@@ -42,7 +42,8 @@ serve_httpd() {
 	expect_get "http://127.0.0.1:$port/" "$tmp/got" "$HTTPD_HELLO"
 	curl -s -m 5 "http://127.0.0.1:$port/__shutdown" >/dev/null
 	guest_wait_exit 130 || { cat "$tmp/console"; fail "$what: still running after the shutdown request"; }
-	[ "$GUEST_RC" = 0 ] || { cat "$tmp/console"; fail "$what: exit status $GUEST_RC after the shutdown request"; }
+	[ "$GUEST_RC" = 0 ] ||
+		{ cat "$tmp/console"; fail "$what: exit status $GUEST_RC after the shutdown request"; }
 	tr -d '\r' <"$tmp/console" | contains -E "$DSDT_LINE\$" ||
 		{ cat "$tmp/console"; fail "$what: no line saying the NIC came from the DSDT"; }
 	tr -d '\r' <"$tmp/console" | contains -E '^virtio-net: rx [0-9]+ frames .* irqs rx [1-9][0-9]* tx 0 config 0;' ||
@@ -64,8 +65,9 @@ for q in "${qemus[@]}"; do
 	[ "$RC" = 0 ] || fail "QEMU $q: hello: status $RC"
 	contains -E "$DSDT_LINE: VR07 0xfeb00e00\\+0x200 IRQ 23\$" <"$tmp/out" ||
 		fail "QEMU $q: no line giving the DSDT's window"
-	contains -E '^argv\[2\] = "0"$' <"$tmp/out" && ! contains -E '^argv\[3\]' <"$tmp/out" ||
+	if ! contains -E '^argv\[2\] = "0"$' <"$tmp/out" || contains -E '^argv\[3\]' <"$tmp/out"; then
 		fail "QEMU $q: argv is not -s 0 alone"
+	fi
 	QEMU=$q serve_httpd "QEMU $q: httpd by PVH, ACPI on" -- "$IMAGE"
 done
 
