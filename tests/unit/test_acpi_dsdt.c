@@ -1,7 +1,6 @@
 /*
  * test_acpi_dsdt.c: the virtio-mmio devices of a DSDT (kernel/acpi_dsdt.c,
- * kernel/acpi_crs.c) and the FADT's pointer to it (kernel/acpi_tables.c),
- * over AML composed here.
+ * kernel/acpi_aml.c), over AML composed here (aml_build.h).
  *
  * The QEMU-shaped table follows the layout of what QEMU 7.2's and 10's
  * microvm write with ACPI on (dumped once from a guest's memory, then
@@ -24,185 +23,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "kernel/acpi.h"
-
-/* ---- composing AML ------------------------------------------------------- */
-
-/* Bytes being composed: a table, a term list or a resource template. */
-struct aml {
-	uint8_t b[8192]; /* the bytes */
-	size_t n;        /* how many */
-};
-
-static void put(struct aml *a, const void *p, size_t n)
-{
-	assert_true(a->n + n <= sizeof a->b);
-	memcpy(a->b + a->n, p, n);
-	a->n += n;
-}
-
-static void put8(struct aml *a, uint8_t v) { put(a, &v, 1); }
-
-static void put_le(struct aml *a, uint64_t v, size_t bytes)
-{
-	for (size_t i = 0; i < bytes; i++)
-		put8(a, (uint8_t)(v >> (8 * i)));
-}
-
-/* A PkgLength for a body of n bytes, in `bytes` bytes (1-4; 0: the fewest). */
-static void pkg_length(struct aml *a, size_t n, int bytes)
-{
-	if (bytes == 0)
-		bytes = n + 1 < 0x40 ? 1 : n + 2 < 0x1000 ? 2 : n + 3 < 0x100000 ? 3 : 4;
-	size_t len = n + (size_t)bytes;
-	if (bytes == 1) {
-		put8(a, (uint8_t)len);
-		return;
-	}
-	put8(a, (uint8_t)(((bytes - 1) << 6) | (len & 0x0f)));
-	for (int i = 0; i < bytes - 1; i++)
-		put8(a, (uint8_t)(len >> (4 + 8 * i)));
-}
-
-/* op (1 or 2 bytes), PkgLength, then name (4 characters) and body. */
-static void package(struct aml *a, const uint8_t *op, size_t oplen, const char *name,
-		    const struct aml *body)
-{
-	put(a, op, oplen);
-	pkg_length(a, (name ? 4 : 0) + body->n, 0);
-	if (name)
-		put(a, name, 4);
-	put(a, body->b, body->n);
-}
-
-static void scope(struct aml *a, const char *name, const struct aml *body)
-{
-	static const uint8_t op[] = { 0x10 };
-	package(a, op, 1, name, body);
-}
-
-static void device(struct aml *a, const char *name, const struct aml *body)
-{
-	static const uint8_t op[] = { 0x5b, 0x82 };
-	package(a, op, 2, name, body);
-}
-
-static void name_string(struct aml *a, const char *name, const char *value)
-{
-	put8(a, 0x08);
-	put(a, name, 4);
-	put8(a, 0x0d);
-	put(a, value, strlen(value) + 1);
-}
-
-/* Name(name, v) with the shortest encoding, as QEMU's aml_int writes it. */
-static void name_int(struct aml *a, const char *name, uint64_t v)
-{
-	put8(a, 0x08);
-	put(a, name, 4);
-	if (v == 0 || v == 1) {
-		put8(a, (uint8_t)v);
-	} else if (v <= 0xff) {
-		put8(a, 0x0a);
-		put_le(a, v, 1);
-	} else if (v <= 0xffff) {
-		put8(a, 0x0b);
-		put_le(a, v, 2);
-	} else if (v <= 0xffffffff) {
-		put8(a, 0x0c);
-		put_le(a, v, 4);
-	} else {
-		put8(a, 0x0e);
-		put_le(a, v, 8);
-	}
-}
-
-/* Name(name, Buffer(size) { bytes }), the size given as a byte constant. */
-static void name_buffer_sized(struct aml *a, const char *name, const struct aml *bytes, size_t size)
-{
-	struct aml body = { .n = 0 };
-	put8(&body, 0x0a);
-	put8(&body, (uint8_t)size);
-	put(&body, bytes->b, bytes->n);
-	static const uint8_t op[] = { 0x11 };
-	put8(a, 0x08);
-	put(a, name, 4);
-	package(a, op, 1, NULL, &body);
-}
-
-static void name_buffer(struct aml *a, const char *name, const struct aml *bytes)
-{
-	name_buffer_sized(a, name, bytes, bytes->n);
-}
-
-/* Resource descriptors. */
-static void mem32_fixed(struct aml *t, uint32_t base, uint32_t size)
-{
-	put8(t, 0x86);
-	put_le(t, 9, 2);
-	put8(t, 1); /* read-write */
-	put_le(t, base, 4);
-	put_le(t, size, 4);
-}
-
-#define IRQ_CONSUMER 0x01
-#define IRQ_EDGE     0x02
-#define IRQ_LOW      0x04
-
-static void ext_irq(struct aml *t, uint8_t flags, uint32_t gsi)
-{
-	put8(t, 0x89);
-	put_le(t, 6, 2);
-	put8(t, flags);
-	put8(t, 1);
-	put_le(t, gsi, 4);
-}
-
-static void end_tag(struct aml *t)
-{
-	put8(t, 0x79);
-	put8(t, 0);
-}
-
-/* A virtio-mmio device's resource template, as QEMU writes it. */
-static struct aml virtio_crs(uint32_t base, uint32_t size, uint8_t flags, uint32_t gsi)
-{
-	struct aml t = { .n = 0 };
-	mem32_fixed(&t, base, size);
-	ext_irq(&t, flags, gsi);
-	end_tag(&t);
-	return t;
-}
-
-/* Device(VRnn) as QEMU's microvm writes it. */
-static void virtio_device(struct aml *a, const char *name, unsigned uid, uint32_t base, uint32_t gsi)
-{
-	struct aml body = { .n = 0 };
-	struct aml crs = virtio_crs(base, 512, IRQ_CONSUMER, gsi);
-	name_string(&body, "_HID", "LNRO0005");
-	name_int(&body, "_UID", uid);
-	name_int(&body, "_CCA", 1);
-	name_buffer(&body, "_CRS", &crs);
-	device(a, name, &body);
-}
-
-/* A DSDT around the term list `body`: header, length, checksum. */
-static struct aml *table(const struct aml *body)
-{
-	static struct aml t;
-	t.n = 0;
-	put(&t, "DSDT", 4);
-	put_le(&t, ACPI_HEADER_LEN + body->n, 4);
-	put8(&t, 2);
-	put8(&t, 0);
-	put(&t, "UKTESTUKDSDT  ", 14); /* OEM ID, OEM table ID */
-	put(&t, "\1\0\0\0UKTS\1\0\0\0", 12);
-	put(&t, body->b, body->n);
-	uint8_t sum = 0;
-	for (size_t i = 0; i < t.n; i++)
-		sum = (uint8_t)(sum + t.b[i]);
-	t.b[9] = (uint8_t)-sum;
-	return &t;
-}
+#include "aml_build.h"
 
 /* The _SB scope of a QEMU microvm with ACPI on, with the virtio devices
  * `devices` appended, and Scope(\) { Name(_S5, Package) } after it. */
@@ -444,63 +265,6 @@ static void buffer_larger_than_package(void **state)
 	assert_refused("VR00", "no End Tag");
 }
 
-/* The template alone: each way a descriptor can run past its buffer. */
-static void descriptor_past_buffer(void **state)
-{
-	(void)state;
-	struct mmio_window w;
-	struct aml t = virtio_crs(0xfeb00e00, 512, IRQ_CONSUMER, 23);
-	assert_null(acpi_crs_mmio_window(t.b, t.n, &w));
-	assert_int_equal(w.base, 0xfeb00e00);
-	for (size_t len = 0; len < t.n; len++) {
-		uint8_t *copy = malloc(len ? len : 1);
-		memcpy(copy, t.b, len);
-		assert_non_null(acpi_crs_mmio_window(copy, len, &w));
-		free(copy);
-	}
-	/* A large item whose length runs past the buffer. */
-	t.b[1] = 0xff;
-	assert_non_null(strstr(acpi_crs_mmio_window(t.b, t.n, &w), "runs past"));
-	/* An Extended Interrupt claiming two interrupts in room for one. */
-	t = virtio_crs(0xfeb00e00, 512, IRQ_CONSUMER, 23);
-	t.b[12 + 4] = 2;
-	assert_non_null(strstr(acpi_crs_mmio_window(t.b, t.n, &w), "shorter than its interrupts"));
-	/* Two interrupts, properly: refused too. */
-	struct aml two = { .n = 0 };
-	mem32_fixed(&two, 0xfeb00e00, 512);
-	ext_irq(&two, IRQ_CONSUMER, 22);
-	ext_irq(&two, IRQ_CONSUMER, 23);
-	end_tag(&two);
-	assert_non_null(strstr(acpi_crs_mmio_window(two.b, two.n, &w), "more than one interrupt"));
-	/* A small item whose length runs past the buffer; no End Tag. */
-	static const uint8_t small[] = { 0x47, 0x01, 0x10 };
-	assert_non_null(strstr(acpi_crs_mmio_window(small, sizeof small, &w), "runs past"));
-	static const uint8_t no_end[] = { 0x22, 0x10, 0x00 };
-	assert_non_null(acpi_crs_mmio_window(no_end, sizeof no_end, &w));
-	/* No window; a Memory32Fixed of the wrong length; a window by Memory32. */
-	struct aml irq_only = { .n = 0 };
-	ext_irq(&irq_only, IRQ_CONSUMER, 23);
-	end_tag(&irq_only);
-	assert_non_null(strstr(acpi_crs_mmio_window(irq_only.b, irq_only.n, &w), "no Memory32Fixed"));
-	t = virtio_crs(0xfeb00e00, 512, IRQ_CONSUMER, 23);
-	t.b[1] = 8;
-	assert_non_null(acpi_crs_mmio_window(t.b, t.n, &w));
-	t = virtio_crs(0xfeb00e00, 512, IRQ_CONSUMER, 23);
-	t.b[0] = 0x85;
-	assert_non_null(strstr(acpi_crs_mmio_window(t.b, t.n, &w), "not given by a Memory32Fixed"));
-	/* An interrupt as an ISA IRQ descriptor; GSI 0 and 256. */
-	struct aml isa = { .n = 0 };
-	mem32_fixed(&isa, 0xfeb00e00, 512);
-	put8(&isa, 0x22);
-	put_le(&isa, 1u << 5, 2);
-	end_tag(&isa);
-	assert_non_null(strstr(acpi_crs_mmio_window(isa.b, isa.n, &w), "ISA IRQ"));
-	t = virtio_crs(0xfeb00e00, 512, IRQ_CONSUMER, 0);
-	assert_non_null(acpi_crs_mmio_window(t.b, t.n, &w));
-	t = virtio_crs(0xfeb00e00, 512, IRQ_CONSUMER, 256);
-	assert_non_null(acpi_crs_mmio_window(t.b, t.n, &w));
-}
-
 static void wrong_hid(void **state)
 {
 	(void)state;
@@ -674,41 +438,6 @@ static void too_many(void **state)
 	assert_int_equal(found.nrefused, ACPI_DSDT_REFUSED_MAX + 2);
 }
 
-static void fadt_dsdt(void **state)
-{
-	(void)state;
-	uint8_t f[276];
-	uint64_t dsdt;
-	const char *why;
-	memset(f, 0, sizeof f);
-	memcpy(f, "FACP", 4);
-	uint32_t len = 116, d32 = 0xefcc0;
-	memcpy(f + 4, &len, 4);
-	memcpy(f + 40, &d32, 4);
-	/* ACPI 1.0's FADT: no X_DSDT field, whatever lies past its length. */
-	memset(f + 140, 0x55, 8);
-	assert_int_equal(acpi_fadt_dsdt(f, &dsdt, &why), 0);
-	assert_int_equal(dsdt, 0xefcc0);
-	/* A long FADT: X_DSDT wins when it is set. */
-	len = 268;
-	memcpy(f + 4, &len, 4);
-	uint64_t x = 0x123456000ULL;
-	memcpy(f + 140, &x, 8);
-	assert_int_equal(acpi_fadt_dsdt(f, &dsdt, &why), 0);
-	assert_int_equal(dsdt, 0x123456000ULL);
-	x = 0;
-	memcpy(f + 140, &x, 8);
-	assert_int_equal(acpi_fadt_dsdt(f, &dsdt, &why), 0);
-	assert_int_equal(dsdt, 0xefcc0);
-	/* Neither set; too short to hold the field. */
-	d32 = 0;
-	memcpy(f + 40, &d32, 4);
-	assert_int_equal(acpi_fadt_dsdt(f, &dsdt, &why), -1);
-	len = 40;
-	memcpy(f + 4, &len, 4);
-	assert_int_equal(acpi_fadt_dsdt(f, &dsdt, &why), -1);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -718,14 +447,12 @@ int main(void)
 		cmocka_unit_test(package_length_too_long),
 		cmocka_unit_test(no_crs),
 		cmocka_unit_test(buffer_larger_than_package),
-		cmocka_unit_test(descriptor_past_buffer),
 		cmocka_unit_test(wrong_hid),
 		cmocka_unit_test(interrupt_kinds),
 		cmocka_unit_test(nested),
 		cmocka_unit_test(unfollowed_aml),
 		cmocka_unit_test(windows_checked),
 		cmocka_unit_test(too_many),
-		cmocka_unit_test(fadt_dsdt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
