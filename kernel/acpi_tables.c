@@ -14,9 +14,11 @@
 #define RSDP_LENGTH       20 /* u32, revision 2 and up */
 #define RSDP_XSDT         24 /* u64, revision 2 and up */
 #define TABLE_LENGTH      4  /* u32 */
+#define FADT_DSDT         40 /* u32: the DSDT's address */
 #define FADT_PM_TMR_BLK   76 /* u32: the timer's I/O port */
 #define FADT_PM_TMR_LEN   91 /* u8: 4 when there is a timer */
 #define FADT_FLAGS        112 /* u32 */
+#define FADT_X_DSDT       140 /* u64, ACPI 2.0 and up: the DSDT's 64-bit address */
 #define FADT_X_PM_TMR_BLK 208 /* a generic address (12 bytes), ACPI 2.0 and up */
 #define FADT_FLAG_TMR_VAL_EXT (1u << 8)  /* the timer has 32 bits */
 #define FADT_FLAG_HW_REDUCED  (1u << 20) /* no fixed hardware: no PM timer */
@@ -150,6 +152,25 @@ int acpi_fadt_pm_timer(const uint8_t *fadt, struct acpi_pm_timer *t, const char 
 	}
 	t->port = (uint16_t)port;
 	t->wide = (flags & FADT_FLAG_TMR_VAL_EXT) != 0;
+	return 0;
+}
+
+int acpi_fadt_dsdt(const uint8_t *fadt, uint64_t *dsdt, const char **why)
+{
+	uint32_t len = acpi_table_length(fadt);
+	if (len < FADT_DSDT + 4) {
+		*why = "the FADT is too short to hold the DSDT's address";
+		return -1;
+	}
+	/* ACPI 2.0 on: a non-zero X_DSDT is the one to use. */
+	uint64_t a = len >= FADT_X_DSDT + 8 ? u64_at(fadt, FADT_X_DSDT) : 0;
+	if (a == 0)
+		a = u32_at(fadt, FADT_DSDT);
+	if (a == 0) {
+		*why = "the FADT gives no DSDT";
+		return -1;
+	}
+	*dsdt = a;
 	return 0;
 }
 

@@ -5,9 +5,11 @@
  * becomes argv, whose kernel options are held against their table
  * (options.c) before anything reads them (the clock's source is one) and
  * whose virtio-mmio windows (mmio_windows.c) are checked before a driver
- * maps one, time, the LAPIC (interrupts), PCI.
+ * maps one, time, the LAPIC (interrupts), PCI, and on a machine without PCI
+ * and without such entries, the windows the ACPI DSDT describes.
  */
 #include <stdlib.h>
+#include "acpi.h"
 #include "cmdline.h"
 #include "clock.h"
 #include "cpu.h"
@@ -97,13 +99,22 @@ void kernel_main(const struct bootinfo *bi)
 		kprintf("kernel: %s\n", option_error);
 		kernel_exit(EX_USAGE);
 	}
-	clock_init(bi->tsc_at_entry, ebda_start(bi));
+	acpi_set_rsdp_hint(bi->acpi_rsdp);
+	uint64_t ebda = ebda_start(bi);
+	clock_init(bi->tsc_at_entry, ebda);
 	lapic_init();
 	ioapic_init();
 	__asm__ volatile("sti");
 	lapic_paravirt_init();
 	bool verbose = kopt_flag(KOPT_VERBOSE);
 	pci_init(verbose);
+	/* The command line's virtio_mmio.device= entries win over the DSDT:
+	 * Firecracker writes both, and the command line is the one a user can
+	 * correct. The DSDT is read only on a machine without PCI (microvm,
+	 * Firecracker), where virtio devices can only be virtio-mmio: a PC
+	 * machine's boot reads no table it did not read before. */
+	if (cmdline.ndevices == 0 && pci_count() == 0)
+		acpi_virtio_mmio_windows(ebda, verbose);
 	console_files_init();
 	console_input_init();
 	if (verbose) {

@@ -1,8 +1,9 @@
 /*
- * mmio_windows.c: the virtio-mmio windows announced on the command line (see
- * mmio_windows.h). Each number is read with its overflow checked before the
- * arithmetic that grows it, and each window is held to the bounds of a
- * register window before anything maps it.
+ * mmio_windows.c: the virtio-mmio windows announced on the command line or
+ * found in the ACPI DSDT (see mmio_windows.h). Each number is read with its
+ * overflow checked before the arithmetic that grows it, and each window,
+ * wherever it came from, is held to the bounds of a register window
+ * (mmio_window_check) before anything maps it.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -57,6 +58,27 @@ static int parse_number(const char **s, uint64_t *v, bool hex_ok, const char **w
 	return 0;
 }
 
+const char *mmio_window_check(const struct mmio_window *w)
+{
+	if (w->size < MMIO_WINDOW_MIN || w->size > MMIO_WINDOW_MAX)
+		return "a size outside 0x100..0x100000";
+	if (w->base < MMIO_WINDOW_LOWEST || w->base > MMIO_WINDOW_LIMIT - w->size)
+		return "an address outside 1 MiB..2^46";
+	if (w->base % 4)
+		return "an address not 4-byte aligned (the registers are 32-bit)";
+	if (w->irq == 0 || w->irq > MMIO_IRQ_MAX)
+		return "an IRQ outside 1..255";
+	if (w->id < -1 || w->id > INT_MAX)
+		return "an ID too large";
+	return NULL;
+}
+
+bool mmio_windows_overlap(const struct mmio_window *a, const struct mmio_window *b)
+{
+	/* Both checked: they end below 2^46, so the sums cannot wrap. */
+	return a->base < b->base + b->size && b->base < a->base + a->size;
+}
+
 int mmio_window_parse(const char *value, struct mmio_window *w, char *why, size_t why_size)
 {
 	const char *s = value, *reason = NULL;
@@ -100,27 +122,21 @@ int mmio_window_parse(const char *value, struct mmio_window *w, char *why, size_
 		reason = "characters after the entry";
 		goto refuse;
 	}
-	if (size < MMIO_WINDOW_MIN || size > MMIO_WINDOW_MAX) {
-		reason = "a size outside 0x100..0x100000";
-		goto refuse;
-	}
-	if (base < MMIO_WINDOW_LOWEST || base > MMIO_WINDOW_LIMIT - size) {
-		reason = "an address outside 1 MiB..2^46";
-		goto refuse;
-	}
-	if (base % 4) {
-		reason = "an address not 4-byte aligned (the registers are 32-bit)";
-		goto refuse;
-	}
-	if (irq == 0 || irq > MMIO_IRQ_MAX) {
-		reason = "an IRQ outside 1..255";
-		goto refuse;
-	}
 	if (id > INT_MAX) {
 		reason = "an ID too large";
 		goto refuse;
 	}
-	*w = (struct mmio_window){ .base = base, .size = size, .irq = (unsigned)irq, .id = has_id ? (long)id : -1 };
+	/* The IRQ is held to 1..255 before it is narrowed. */
+	if (irq == 0 || irq > MMIO_IRQ_MAX) {
+		reason = "an IRQ outside 1..255";
+		goto refuse;
+	}
+	struct mmio_window parsed = {
+		.base = base, .size = size, .irq = (unsigned)irq, .id = has_id ? (long)id : -1,
+	};
+	if ((reason = mmio_window_check(&parsed)) != NULL)
+		goto refuse;
+	*w = parsed;
 	return 0;
 refuse:
 	snprintf(why, why_size, "%s", reason);
@@ -143,8 +159,7 @@ int mmio_windows_set(const char *const *values, int n, char *why, size_t why_siz
 			return -1;
 		}
 		for (int j = 0; j < i; j++) {
-			/* Both end below 2^46: the sums cannot wrap. */
-			if (w[i].base < w[j].base + w[j].size && w[j].base < w[i].base + w[i].size) {
+			if (mmio_windows_overlap(&w[i], &w[j])) {
 				snprintf(why, why_size, "virtio_mmio.device=%s: overlaps virtio_mmio.device=%s",
 					 values[i], values[j]);
 				return -1;
@@ -153,6 +168,31 @@ int mmio_windows_set(const char *const *values, int n, char *why, size_t why_siz
 	}
 	for (int i = 0; i < n; i++)
 		windows[i] = w[i];
+	nwindows = n;
+	return 0;
+}
+
+int mmio_windows_use(const struct mmio_window *found, int n, char *why, size_t why_size)
+{
+	nwindows = 0;
+	if (n < 0 || n > MMIO_WINDOWS_MAX) {
+		snprintf(why, why_size, "more than %d virtio-mmio windows", MMIO_WINDOWS_MAX);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *reason = mmio_window_check(&found[i]);
+		for (int j = 0; j < i && !reason; j++)
+			if (mmio_windows_overlap(&found[i], &found[j]))
+				reason = "overlaps an earlier window";
+		if (reason) {
+			snprintf(why, why_size, "virtio-mmio window 0x%llx (%llu bytes, IRQ %u): %s",
+				 (unsigned long long)found[i].base, (unsigned long long)found[i].size,
+				 found[i].irq, reason);
+			return -1;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		windows[i] = found[i];
 	nwindows = n;
 	return 0;
 }

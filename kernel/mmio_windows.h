@@ -1,5 +1,5 @@
 /*
- * mmio_windows.h: the virtio-mmio windows a VMM announces on the kernel
+ * mmio_windows.h: the virtio-mmio windows a VMM announces: on the kernel
  * command line, in Linux's syntax, one entry a window:
  *
  *   virtio_mmio.device=SIZE@ADDR:IRQ[:ID]
@@ -12,11 +12,14 @@
  * entries out of the line wherever they stand (QEMU appends them after the
  * app's arguments); kernel/main.c hands them here and refuses the boot
  * (status 64) on the first one that does not parse or does not fit beside
- * the others. Pure: built for the host too.
+ * the others. Or, with no such entry, as LNRO0005 devices in the ACPI DSDT
+ * (kernel/acpi_dsdt.c), which are held to the same bounds. Pure: built for
+ * the host too.
  */
 #ifndef MMIO_WINDOWS_H
 #define MMIO_WINDOWS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +38,11 @@ struct mmio_window {
 	long id;        /* the entry's :ID, or -1 without one */
 };
 
+/* NULL when w is a register window the kernel may map (its size, address,
+ * alignment, IRQ and ID within the bounds above), else why not. */
+const char *mmio_window_check(const struct mmio_window *w);
+/* The two windows share a byte (both checked first). */
+bool mmio_windows_overlap(const struct mmio_window *a, const struct mmio_window *b);
 /* Parse one entry's value (what follows "virtio_mmio.device="). 0, or -1
  * with a one-line reason in why. */
 int mmio_window_parse(const char *value, struct mmio_window *w, char *why, size_t why_size);
@@ -42,6 +50,9 @@ int mmio_window_parse(const char *value, struct mmio_window *w, char *why, size_
  * overlaps another is refused. 0, or -1 with the reason (naming the entry)
  * in why, and none kept. */
 int mmio_windows_set(const char *const *values, int n, char *why, size_t why_size);
+/* Keep the n windows found elsewhere (the DSDT), each checked again and
+ * against the others: 0, or -1 with the reason in why, and none kept. */
+int mmio_windows_use(const struct mmio_window *found, int n, char *why, size_t why_size);
 int mmio_window_count(void);
 const struct mmio_window *mmio_window_get(int i);
 

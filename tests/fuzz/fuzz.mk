@@ -29,7 +29,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECS    ?= 60
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I.
-FUZZ_TARGETS := http cmdline image virtqueue netrx iperf floor
+FUZZ_TARGETS := http cmdline image virtqueue netrx iperf floor dsdt
 FUZZ         ?= $(FUZZ_TARGETS)
 
 FUZZ_PKG_STAMP := $(DEPS)/.fuzz-packages.stamp
@@ -40,6 +40,10 @@ $(FUZZ_PKG_STAMP): | $(PKG_STAMP)
 FUZZ_SRCS_http      := apps/httpd/http.c apps/httpd/body.c
 FUZZ_SRCS_cmdline   := kernel/cmdline.c kernel/mmio_windows.c
 FUZZ_SRCS_image     := loader/image.c
+# dsdt: the virtio-mmio devices of a DSDT's AML (issue 38); seeds from
+# tests/fuzz/dsdt_seeds.py.
+FUZZ_SRCS_dsdt      := kernel/acpi_dsdt.c kernel/acpi_aml.c kernel/acpi_crs.c kernel/mmio_windows.c
+FUZZ_DEPS_dsdt      := kernel/acpi.h kernel/acpi_aml.h kernel/mmio_windows.h
 FUZZ_SRCS_virtqueue := drivers/virtio/virtqueue.c
 FUZZ_SRCS_iperf     := apps/iperf/session.c apps/iperf/proto.c apps/iperf/json.c
 FUZZ_DEPS_iperf     := $(wildcard apps/iperf/*.h)

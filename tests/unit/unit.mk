@@ -69,6 +69,15 @@ UNIT_DEPS_tsc_rate := kernel/tsc_rate.h
 UNIT_SRCS_acpi := kernel/acpi_tables.c
 UNIT_DEPS_acpi := kernel/acpi.h
 
+# virtio-mmio devices in the ACPI DSDT (issue 38): the AML walk, the
+# resource template and the FADT's DSDT pointer, over AML composed by the
+# test, hostile AML too.
+UNIT_TESTS += acpi_dsdt acpi_crs
+UNIT_SRCS_acpi_dsdt := kernel/acpi_dsdt.c kernel/acpi_aml.c kernel/acpi_crs.c kernel/mmio_windows.c
+UNIT_DEPS_acpi_dsdt := kernel/acpi.h kernel/acpi_aml.h kernel/mmio_windows.h tests/unit/aml_build.h
+UNIT_SRCS_acpi_crs := kernel/acpi_crs.c kernel/acpi_aml.c kernel/acpi_tables.c
+UNIT_DEPS_acpi_crs := kernel/acpi.h kernel/acpi_aml.h kernel/mmio_windows.h tests/unit/aml_build.h
+
 # The console's keys end a spin or a park at once (issue 36): the executor
 # and kernel/signal.c over kernel/timer.c's park (included by the test).
 UNIT_TESTS += wake
