@@ -20,6 +20,12 @@ void lapic_paravirt_init(void); /* under KVM: x2APIC, and the paravirtual EOI wh
 bool lapic_pv_eoi(void);         /* the paravirtual EOI is on */
 bool lapic_x2apic(void);         /* the APIC is in x2APIC mode */
 void lapic_self_ipi(uint8_t vector); /* an interrupt to this CPU */
+/* An IPI: icr_low (vector, delivery mode) to the CPU with APIC ID apic_id;
+ * false when an xAPIC was still busy with the last one after ~1 ms. */
+bool lapic_send_ipi(uint32_t apic_id, uint32_t icr_low);
+/* An AP's local APIC set up as the boot CPU's (lapic.c); false when its
+ * registers are not where the boot CPU's are. */
+bool lapic_init_ap(void);
 /* Program the LAPIC one-shot timer to fire at deadline_ns (clock_ns() time). */
 void lapic_timer_arm(uint64_t deadline_ns);
 uint64_t lapic_timer_hz(void);

@@ -9,11 +9,18 @@
  * terminal's line discipline would, which is how tools/serve stops a server
  * over its console. Both are served by a wait loop's turn, and either ends
  * a spin or a park that is under way (signal_pending: signal.c).
+ *
+ * Output is one write at a time, whatever CPU writes: a lock (spinlock.h)
+ * keeps two CPUs' lines whole, and one kprintf is one write. The lock is
+ * taken with interrupts off; a panic inside a write on the same CPU writes
+ * on without it, and a holder that keeps it past CONSOLE_LOCK_PAUSES is
+ * taken for dead and loses it (counted `broken`).
  */
 #include <signal.h>
 #include <stdarg.h>
 #include "arch.h"
 #include "kernel.h"
+#include "spinlock.h"
 
 #define COM1 0x3f8
 #define LSR_DATA_READY 0x01
@@ -27,6 +34,7 @@
 #define IER_RX_DATA    0x01
 #define MCR_DTR_RTS_OUT2 0x0b /* OUT2 gates the UART's interrupt line on PCs */
 #define RX_RING        256
+#define CONSOLE_LOCK_PAUSES (1ULL << 26) /* far past any line's time; short of a hang */
 
 static char rx_ring[RX_RING];        /* bytes the handler took from the UART */
 static volatile unsigned rx_head;    /* written by the handler */
@@ -69,13 +77,20 @@ static void serial_putc(char c)
 	outb(COM1, (uint8_t)c);
 }
 
+static struct spinlock console_lock = SPINLOCK_INIT("console");
+
 void console_write(const char *buf, size_t len)
 {
+	uint64_t flags = irq_save();
+	bool locked = spin_lock_bounded(&console_lock, CONSOLE_LOCK_PAUSES);
 	for (size_t i = 0; i < len; i++) {
 		if (buf[i] == '\n')
 			serial_putc('\r'); /* the terminal on the other side expects CRLF */
 		serial_putc(buf[i]);
 	}
+	if (locked)
+		spin_unlock(&console_lock);
+	irq_restore(flags);
 }
 
 /* The transmitter empty bit (TEMT) rises once the last byte has left the
@@ -105,6 +120,7 @@ static void uart_interrupt(void *arg)
 
 void console_input_init(void)
 {
+	spinlock_register(&console_lock);
 	int vector = irq_alloc(uart_interrupt, NULL);
 	if (vector < 0 || ioapic_route_isa(COM1_IRQ, vector) < 0)
 		return; /* input stays polled */

@@ -1,9 +1,11 @@
 /*
- * cpu.c: the processor's own tables. A GDT with 64-bit kernel code and data and
- * a TSS whose IST1 stack catches double faults, NMIs, machine checks and page
- * faults (so a stack overflow still reaches the panic handler), an IDT pointing
- * every vector at its isr.S stub, the legacy PICs masked, and SSE's control
- * register set (start.S enabled SSE: newlib and the compiler use it). Also
+ * cpu.c: the processor's own tables. Each CPU has a GDT with 64-bit kernel
+ * code and data and a TSS whose IST1 stack catches double faults, NMIs,
+ * machine checks and page faults (so a stack overflow still reaches the
+ * panic handler); one IDT, shared, points every vector at its isr.S stub;
+ * the legacy PICs are masked, and SSE's control register set (start.S
+ * enabled SSE: newlib and the compiler use it). The boot CPU's GS base is
+ * pointed at its per-CPU area before anything reads one (percpu.h). Also
  * what runs us: the hypervisor CPUID leaf (TCG, KVM, another, or none), and
  * the CPU facts the `verbose` line reports. (The loader has already refused a
  * CPU without a feature the kernel needs: loader/cpu.c.)
@@ -13,16 +15,7 @@
 #include "cpu.h"
 #include "clock.h"
 #include "kernel.h"
-
-struct tss {
-	uint32_t reserved0;
-	uint64_t rsp[3];  /* stacks for privilege changes (unused: ring 0 only) */
-	uint64_t reserved1;
-	uint64_t ist[7];  /* interrupt stacks; ist[0] is IST1 */
-	uint64_t reserved2;
-	uint16_t reserved3;
-	uint16_t iomap;   /* offset of the I/O bitmap: none */
-} __attribute__((packed));
+#include "percpu.h"
 
 struct idt_entry {
 	uint16_t offset_lo;
@@ -43,27 +36,33 @@ struct table_ptr {
 #define SEL_DATA 0x10
 #define SEL_TSS  0x18
 
-static uint64_t gdt[5] = {
-	0,
-	0x00af9a000000ffff, /* 64-bit code */
-	0x00cf92000000ffff, /* data */
-	0, 0,               /* TSS descriptor (16 bytes), filled in below */
-};
-static struct tss tss;
+#define GDT_CODE_64 0x00af9a000000ffff
+#define GDT_DATA    0x00cf92000000ffff
+#define MSR_GS_BASE 0xc0000101
+
 static struct idt_entry idt[256];
-static uint8_t ist1_stack[16384] __attribute__((aligned(16)));
+static uint8_t ist1_stack[16384] __attribute__((aligned(16))); /* the boot CPU's */
 extern uint64_t isr_stub_table[256];
 
-static void gdt_init(void)
+void percpu_install(struct percpu *p)
 {
-	uint64_t base = (uint64_t)&tss, limit = sizeof tss - 1;
-	tss.ist[0] = (uint64_t)(ist1_stack + sizeof ist1_stack);
-	tss.iomap = sizeof tss;
-	gdt[3] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ULL << 40) |
-		 (((limit >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56);
-	gdt[4] = base >> 32;
+	wrmsr(MSR_GS_BASE, (uint64_t)p);
+}
 
-	struct table_ptr p = { sizeof gdt - 1, (uint64_t)gdt };
+/* This CPU's GDT and TSS, filled in and loaded; IST1 at ist_top. */
+static void gdt_init(struct cpu_tables *t, uint64_t ist_top)
+{
+	uint64_t base = (uint64_t)&t->tss, limit = sizeof t->tss - 1;
+	t->tss.ist[0] = ist_top;
+	t->tss.iomap = sizeof t->tss;
+	t->gdt[0] = 0;
+	t->gdt[1] = GDT_CODE_64;
+	t->gdt[2] = GDT_DATA;
+	t->gdt[3] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ULL << 40) |
+		    (((limit >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56);
+	t->gdt[4] = base >> 32;
+
+	struct table_ptr p = { sizeof t->gdt - 1, (uint64_t)t->gdt };
 	__asm__ volatile("lgdt %0\n\t"
 			 "pushq %1\n\t"
 			 "leaq 1f(%%rip), %%rax\n\t"
@@ -80,6 +79,12 @@ static void gdt_init(void)
 			 : "rax", "memory");
 }
 
+static void idt_load(void)
+{
+	struct table_ptr p = { sizeof idt - 1, (uint64_t)idt };
+	__asm__ volatile("lidt %0" : : "m"(p));
+}
+
 static void idt_init(void)
 {
 	for (int v = 0; v < 256; v++) {
@@ -90,8 +95,7 @@ static void idt_init(void)
 			.type = 0x8e, .offset_mid = (uint16_t)(a >> 16), .offset_hi = (uint32_t)(a >> 32),
 		};
 	}
-	struct table_ptr p = { sizeof idt - 1, (uint64_t)idt };
-	__asm__ volatile("lidt %0" : : "m"(p));
+	idt_load();
 }
 
 /* Remap the 8259 PICs away from the exception vectors, then mask them all:
@@ -202,8 +206,17 @@ void cpu_print_info(void)
 
 void cpu_init(void)
 {
-	gdt_init();
+	percpu_install(&percpu_boot);
+	percpu_boot.ist_top = (uint64_t)(ist1_stack + sizeof ist1_stack);
+	gdt_init(&percpu_boot.tables, percpu_boot.ist_top);
 	idt_init();
 	pic_disable();
+	sse_defaults();
+}
+
+void cpu_init_ap(struct cpu_tables *t, uint64_t ist_top)
+{
+	gdt_init(t, ist_top);
+	idt_load();
 	sse_defaults();
 }

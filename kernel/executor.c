@@ -41,7 +41,7 @@
 #include "arch.h"
 #include "kernel.h"
 #include "spinwin.h"
-#include "stats.h"
+#include "percpu.h"
 #include "switches.h"
 
 /* The naive spin's backoff: 2^step PAUSEs at step 0..BACKOFF_STEPS-1, 2,047
@@ -55,31 +55,34 @@ enum spin_relax {
 	RELAX_BARRIER, /* a compiler barrier: TCG, where PAUSE leaves the translated block */
 };
 
-static const struct wait_source *source;
-static struct spin_window spin = { SPIN_NS_DEFAULT, SPIN_NS_DEFAULT, SPIN_NS_DEFAULT };
+/* How every CPU's spins relax: the hypervisor decides it, for all alike. The
+ * rest of a wait's state (its source, spin window, whether the device has
+ * gone quiet, whether the source is being polled) is each CPU's own
+ * (percpu.h): a CPU waits on the source it registered, no other. */
 static enum spin_relax relax = RELAX_PAUSE;
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-/* Set when a park ended with no word from the device: a timer or the wait's
- * own deadline woke the CPU, so no frame came in the whole park. Such a guest
- * is idle, and a spin after its timer's work would wait for a frame nobody
- * sends: under TCG a spin is host CPU at full tilt, and at one timer a second
- * it was most of what an idle instance cost the host. The waits park without
- * a spin until the device wakes a park or shows work at a re-arm. */
-static bool device_quiet;
+/* percpu.device_quiet is set when a park ended with no word from the
+ * device: a timer or the wait's own deadline woke the CPU, so no frame came
+ * in the whole park. Such a guest is idle, and a spin after its timer's work
+ * would wait for a frame nobody sends: under TCG a spin is host CPU at full
+ * tilt, and at one timer a second it was most of what an idle instance cost
+ * the host. The waits park without a spin until the device wakes a park or
+ * shows work at a re-arm. */
 
 void executor_set_source(const struct wait_source *src)
 {
-	source = src;
-	device_quiet = false; /* nothing heard from it yet */
+	this_cpu()->source = src;
+	this_cpu()->device_quiet = false; /* nothing heard from it yet */
 	/* The window grows only where a park is dear (spinwin.h): under KVM and
 	 * on hardware. Under TCG a park costs no exit, and a longer spin would
 	 * take the host CPU that the emulated device and the client need. */
 	bool tcg = cpu_hypervisor() == HYPERVISOR_TCG;
 	long base_us = kopt_number(KOPT_SPIN_US);
 	long max_us = kopt_number_or(KOPT_SPIN_MAX_US, tcg ? base_us : SPIN_MAX_NS_DEFAULT / 1000);
-	spin_window_init(&spin, (uint64_t)base_us * 1000, (uint64_t)max_us * 1000);
+	struct spin_window *spin = &this_cpu_ptr()->spin;
+	spin_window_init(spin, (uint64_t)base_us * 1000, (uint64_t)max_us * 1000);
 	if (kopt_is(KOPT_SPIN_RELAX, "pause"))
 		relax = RELAX_PAUSE;
 	else if (kopt_is(KOPT_SPIN_RELAX, "barrier"))
@@ -88,34 +91,33 @@ void executor_set_source(const struct wait_source *src)
 		relax = tcg ? RELAX_BARRIER : RELAX_PAUSE;
 	if (kopt_flag(KOPT_VERBOSE))
 		kprintf("executor: spin %lu us (at most %lu), relax %s (hypervisor %s)\n",
-			spin.base_ns / 1000, spin.max_ns / 1000, relax == RELAX_PAUSE ? "pause" : "barrier",
+			spin->base_ns / 1000, spin->max_ns / 1000, relax == RELAX_PAUSE ? "pause" : "barrier",
 			cpu_hypervisor_name(cpu_hypervisor()));
 }
 
-/* Set while the source polls: what it calls (lwIP and the socket layer's
- * callbacks, with NO_SYS) must not wait, as a wait would poll the source
- * again from inside itself. */
-static bool in_source_poll;
+/* percpu.in_source_poll is set while the source polls: what it calls (lwIP
+ * and the socket layer's callbacks, with NO_SYS) must not wait, as a wait
+ * would poll the source again from inside itself. */
 
 static bool poll_source_now(void)
 {
-	in_source_poll = true;
-	bool progress = source->poll();
-	in_source_poll = false;
+	this_cpu()->in_source_poll = true;
+	bool progress = this_cpu()->source->poll();
+	this_cpu()->in_source_poll = false;
 	return progress;
 }
 
 /* Poll the source if it has work (or always, when poll-when-due is off). */
 static bool poll_source(void)
 {
-	if (!source || (SW_POLL_WHEN_DUE && !source->due()))
+	if (!this_cpu()->source || (SW_POLL_WHEN_DUE && !this_cpu()->source->due()))
 		return false;
-	stats.wait_polls++;
+	cpu_stats()->wait_polls++;
 	uint64_t t0 = cpu_cycles();
 	bool progress = poll_source_now();
 	stats_phase_add(PHASE_POLL, cpu_cycles() - t0);
 	if (!progress)
-		stats.wait_polls_idle++;
+		cpu_stats()->wait_polls_idle++;
 	return progress;
 }
 
@@ -148,16 +150,16 @@ bool executor_poll(void)
 void executor_drain(void)
 {
 	static bool draining; /* an exit() from inside a poll must not poll again */
-	if (!source || draining)
+	if (!this_cpu()->source || draining)
 		return;
 	draining = true;
 	uint64_t until = clock_ns() + EXIT_DRAIN_NS;
-	while (!source->drained()) {
+	while (!this_cpu()->source->drained()) {
 		if (clock_ns() >= until) {
-			stats.exit_drain_gave_up++;
+			cpu_stats()->exit_drain_gave_up++;
 			break;
 		}
-		stats.exit_drain_polls++;
+		cpu_stats()->exit_drain_polls++;
 		poll_source_now();
 	}
 	draining = false;
@@ -169,8 +171,8 @@ void executor_drain(void)
 static uint64_t park_deadline(uint64_t deadline_ns)
 {
 	uint64_t queued = timer_next_deadline();
-	if (source)
-		queued = min_u64(queued, source->next_deadline());
+	if (this_cpu()->source)
+		queued = min_u64(queued, this_cpu()->source->next_deadline());
 	if (SW_TIMED_WAIT)
 		return min_u64(deadline_ns, queued);
 	/* Naive, the write-up's two bugs: the deadline goes to the park as
@@ -192,7 +194,7 @@ static inline void spin_relax(void)
 		__asm__ volatile("" ::: "memory");
 }
 
-uint64_t executor_spin_window_ns(void) { return spin.ns; }
+uint64_t executor_spin_window_ns(void) { return this_cpu()->spin.ns; }
 
 /* How a spin ended. */
 enum spin_end {
@@ -216,9 +218,9 @@ static __attribute__((noinline, noclone)) enum spin_end wait_spin(uint64_t windo
 		/* The clock is read once per SPIN_BATCH looks at the ring: under TCG,
 		 * RDTSC is a call into QEMU that takes a lock. */
 		for (int i = 0; i < SPIN_BATCH; i++) {
-			stats.spins++;
-			if (source->device_ready()) {
-				stats.spin_hits++;
+			cpu_stats()->spins++;
+			if (this_cpu()->source->device_ready()) {
+				cpu_stats()->spin_hits++;
 				end = SPIN_HIT;
 				goto out;
 			}
@@ -239,12 +241,12 @@ out:
 /* A wait that spun and then parked: the window learns how long it lasted. */
 static void spin_window_after(uint64_t waited_ns, bool device_ended)
 {
-	switch (spin_window_update(&spin, waited_ns, device_ended)) {
+	switch (spin_window_update(&this_cpu_ptr()->spin, waited_ns, device_ended)) {
 	case SPIN_WINDOW_GREW:
-		stats.spin_window_grew++;
+		cpu_stats()->spin_window_grew++;
 		break;
 	case SPIN_WINDOW_SHRANK:
-		stats.spin_window_shrank++;
+		cpu_stats()->spin_window_shrank++;
 		break;
 	case SPIN_WINDOW_KEPT:
 		break;
@@ -269,46 +271,46 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 			spin_start = 0;
 			continue;
 		}
-		if (!source) {
+		if (!this_cpu()->source) {
 			cpu_park(park_deadline(deadline_ns), NULL);
 			continue;
 		}
 		/* A fixed window (TCG's) needs no second look at the clock, which
 		 * under TCG is a call into QEMU. */
-		bool adapts = spin.max_ns > spin.base_ns;
+		bool adapts = this_cpu()->spin.max_ns > this_cpu()->spin.base_ns;
 		/* A spin cut short by a deadline goes back to run what fell due (a
 		 * timer, the driver's timed hold) rather than park with it past,
 		 * then spins out the same window: a deadline neither ends the
 		 * window nor starts a new one. */
 		if (spin_start == 0)
 			spin_start = now;
-		if (spin.ns && device_quiet) {
-			stats.parks_unspun++;
-		} else if (spin.ns) {
-			enum spin_end end = wait_spin(spin_start + spin.ns, deadline_ns);
+		if (this_cpu()->spin.ns && this_cpu()->device_quiet) {
+			cpu_stats()->parks_unspun++;
+		} else if (this_cpu()->spin.ns) {
+			enum spin_end end = wait_spin(spin_start + this_cpu()->spin.ns, deadline_ns);
 			if (end == SPIN_HIT)
 				spin_start = 0;
 			if (end != SPIN_RAN_OUT)
 				continue;
 		}
-		*source->wake = false;
-		if (source->arm()) { /* work slipped in before the interrupt was on */
-			stats.arm_rechecks++;
-			device_quiet = false;
-			source->disarm();
+		*this_cpu()->source->wake = false;
+		if (this_cpu()->source->arm()) { /* work slipped in before the interrupt was on */
+			cpu_stats()->arm_rechecks++;
+			this_cpu()->device_quiet = false;
+			this_cpu()->source->disarm();
 			if (adapts)
 				spin_window_after(clock_ns() - spin_start, true);
 			spin_start = 0;
 			continue;
 		}
-		cpu_park(park_deadline(deadline_ns), source->wake);
-		bool device_woke = *source->wake;
-		device_quiet = !device_woke;
+		cpu_park(park_deadline(deadline_ns), this_cpu()->source->wake);
+		bool device_woke = *this_cpu()->source->wake;
+		this_cpu()->device_quiet = !device_woke;
 		if (IDEA_FAST_WAKE && device_woke) {
-			stats.fast_wakes++;
+			cpu_stats()->fast_wakes++;
 			poll_source_now();
 		}
-		source->disarm();
+		this_cpu()->source->disarm();
 		if (adapts)
 			spin_window_after(clock_ns() - spin_start, device_woke);
 		spin_start = 0;
@@ -322,7 +324,7 @@ static __attribute__((noinline, noclone)) void wait_backoff_pauses(unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		cpu_relax();
-		stats.backoff_pauses++;
+		cpu_stats()->backoff_pauses++;
 	}
 }
 
@@ -337,9 +339,9 @@ static int wait_backoff(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_n
 	unsigned step = 0;
 	int r;
 	for (;;) {
-		if (source) {
-			*source->wake = false;
-			source->arm();
+		if (this_cpu()->source) {
+			*this_cpu()->source->wake = false;
+			this_cpu()->source->arm();
 		}
 		bool progress = executor_poll();
 		if (ready(ctx)) {
@@ -359,30 +361,30 @@ static int wait_backoff(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_n
 			continue;
 		}
 		if (step < BACKOFF_STEPS) {
-			stats.spins++;
+			cpu_stats()->spins++;
 			wait_backoff_pauses(1u << step);
 			step++;
 			continue;
 		}
 		step = 0;
-		cpu_park(park_deadline(deadline_ns), source ? source->wake : NULL);
+		cpu_park(park_deadline(deadline_ns), this_cpu()->source ? this_cpu()->source->wake : NULL);
 	}
-	if (source)
-		source->disarm();
+	if (this_cpu()->source)
+		this_cpu()->source->disarm();
 	return r;
 }
 
 static int wait_until_ready(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns, bool intr)
 {
-	KASSERT(!in_source_poll); /* no wait from inside the network's poll */
-	stats.waits++;
+	KASSERT(!this_cpu()->in_source_poll); /* no wait from inside the network's poll */
+	cpu_stats()->waits++;
 	int r = SW_SPIN_THEN_PARK ? wait_spin_then_park(ready, ctx, deadline_ns, intr)
 				  : wait_backoff(ready, ctx, deadline_ns, intr);
 	/* Naive (switch 10): every return from a wait arms the one-shot with the
 	 * network's next deadline, so that it is polled on time whatever the
 	 * caller does next; the design programs the timer only when it parks. */
-	if (!SW_TIMER_NO_RELOAD && source) {
-		uint64_t next = source->next_deadline();
+	if (!SW_TIMER_NO_RELOAD && this_cpu()->source) {
+		uint64_t next = this_cpu()->source->next_deadline();
 		if (next != UINT64_MAX)
 			timer_program_oneshot(next);
 	}

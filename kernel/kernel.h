@@ -251,6 +251,9 @@ typedef void (*irq_handler_t)(void *arg);
 /* A free interrupt vector bound to handler(arg), or -1. Handlers run with
  * interrupts off and must be short: set a flag, record work; the EOI is ours. */
 int irq_alloc(irq_handler_t handler, void *arg);
+/* One of the fixed vectors above those irq_alloc hands out (cpu.h's IPI
+ * vectors) bound to handler(arg): 0, or -1 when it is not one or is bound. */
+int irq_bind(int vector, irq_handler_t handler, void *arg);
 uint32_t lapic_id(void);
 void ioapic_init(void);
 /* Deliver ISA interrupt `irq` to `vector` on this CPU. 0, or -1. */

@@ -2,13 +2,16 @@
  * lapic.c: the local APIC: enabled in xAPIC (MMIO) mode, then under KVM
  * switched to x2APIC (MSRs) where the CPU has it; spurious vector set,
  * end-of-interrupt (KVM's paravirtual one where offered), and its timer in
- * one-shot mode, calibrated against the TSC.
+ * one-shot mode, calibrated against the TSC. Every CPU has its own local
+ * APIC at the same address; an AP's is set up the way the boot CPU's is by
+ * then (lapic_init_ap): the same mode, timer rate and EOI. Interrupts to
+ * other CPUs (IPIs) go through the interrupt command register: lapic_send_ipi.
  */
 #include "arch.h"
 #include "clock.h"
 #include "cpu.h"
 #include "kernel.h"
-#include "stats.h"
+#include "percpu.h"
 
 #define MSR_APIC_BASE   0x1b
 #define APIC_ENABLE     (1ULL << 11)
@@ -24,7 +27,9 @@
 #define REG_TIMER_COUNT 0x390
 #define REG_TIMER_DIV   0x3e0
 #define REG_ICR_LOW     0x300
+#define REG_ICR_HIGH    0x310      /* xAPIC: the destination's APIC ID in bits 24-31 */
 #define ICR_SELF        (1u << 18) /* destination shorthand: this CPU */
+#define ICR_PENDING     (1u << 12) /* xAPIC delivery status: the last IPI not sent yet */
 #define LVT_MASKED      (1u << 16)
 #define DIV_BY_16       0x3
 #define DIV_BY_1        0xb
@@ -64,8 +69,7 @@ static inline void wr(uint32_t reg, uint32_t v)
 #define MSR_KVM_PV_EOI_EN  0x4b564d04
 #define KVM_FEATURE_PV_EOI 6
 
-static volatile uint32_t pv_eoi_word __attribute__((aligned(4)));
-static bool pv_eoi_on;
+static bool pv_eoi_on; /* every CPU registers its word (percpu.pv_eoi_word) */
 
 uint32_t lapic_id(void) { return x2apic ? rd(REG_ID) : rd(REG_ID) >> 24; }
 uint64_t lapic_timer_hz(void) { return timer_hz; }
@@ -74,17 +78,17 @@ uint64_t lapic_timer_hz(void) { return timer_hz; }
 static inline bool pv_eoi_take(void)
 {
 	bool was_set;
-	__asm__ volatile("btrl $0, %0" : "+m"(pv_eoi_word), "=@ccc"(was_set) : : "memory");
+	__asm__ volatile("btrl $0, %0" : "+m"(this_cpu()->pv_eoi_word), "=@ccc"(was_set) : : "memory");
 	return was_set;
 }
 
 void lapic_eoi(void)
 {
 	if (pv_eoi_on && pv_eoi_take()) {
-		stats.eoi_paravirtual++;
+		cpu_stats()->eoi_paravirtual++;
 		return;
 	}
-	stats.eoi_writes++;
+	cpu_stats()->eoi_writes++;
 	wr(REG_EOI, 0);
 }
 
@@ -106,7 +110,7 @@ void lapic_paravirt_init(void)
 		irq_restore(irq);
 	}
 	if ((cpu_kvm_features() & (1u << KVM_FEATURE_PV_EOI)) && kopt_number(KOPT_PV_EOI)) {
-		wrmsr(MSR_KVM_PV_EOI_EN, (uint64_t)(uintptr_t)&pv_eoi_word | 1);
+		wrmsr(MSR_KVM_PV_EOI_EN, (uint64_t)(uintptr_t)&this_cpu_ptr()->pv_eoi_word | 1);
 		pv_eoi_on = true;
 	}
 }
@@ -123,6 +127,37 @@ void lapic_self_ipi(uint8_t vector)
 		wrmsr(MSR_X2APIC_ICR, ICR_SELF | vector);
 	else
 		wr(REG_ICR_LOW, ICR_SELF | vector);
+}
+
+/*
+ * An interrupt to the CPU whose APIC ID is apic_id; icr_low is the command's
+ * low word (vector and delivery mode: fixed, INIT, STARTUP). In x2APIC mode
+ * it is one MSR write, which is not serializing: a fence first makes the
+ * stores before it (a mailbox's call) visible before the IPI can land. In
+ * xAPIC mode the two halves are two writes that an interrupt handler's own
+ * IPI must not split, and an xAPIC still sending the last IPI (its delivery
+ * status) may drop a new one, so it is waited for: QEMU's and KVM's APICs
+ * send within the write, hardware within microseconds; after ~1 ms the IPI
+ * goes anyway and false says so.
+ */
+bool lapic_send_ipi(uint32_t apic_id, uint32_t icr_low)
+{
+	if (x2apic) {
+		__asm__ volatile("mfence" ::: "memory");
+		wrmsr(MSR_X2APIC_ICR, ((uint64_t)apic_id << 32) | icr_low);
+		return true;
+	}
+	uint64_t flags = irq_save();
+	bool idle = true;
+	if (rd(REG_ICR_LOW) & ICR_PENDING) {
+		uint64_t t0 = rdtsc(), limit = clock_tsc_hz() / 1000;
+		while ((idle = !(rd(REG_ICR_LOW) & ICR_PENDING)) == false && rdtsc() - t0 < limit)
+			cpu_relax();
+	}
+	wr(REG_ICR_HIGH, apic_id << 24);
+	wr(REG_ICR_LOW, icr_low);
+	irq_restore(flags);
+	return idle;
 }
 
 /*
@@ -213,6 +248,34 @@ void lapic_init(void)
 		kernel_exit(KERNEL_NO_CLOCK_STATUS);
 	}
 	wr(REG_LVT_TIMER, IRQ_VECTOR_TIMER); /* one-shot, unmasked */
+}
+
+/*
+ * An AP's local APIC, the way the boot CPU's is by now: enabled (after INIT
+ * it keeps its base register, enabled, in xAPIC mode), switched to x2APIC
+ * where the boot CPU's was (xAPIC first, then x2APIC: the one transition
+ * the CPU allows from there), the same spurious vector and timer divider,
+ * the one-shot unmasked but idle (no count: an AP with nothing to do takes
+ * no timer interrupts), and KVM's paravirtual EOI registered for this vCPU
+ * where the boot CPU uses it. False when the base differs from the boot
+ * CPU's (its registers would not be where lapic points).
+ */
+bool lapic_init_ap(void)
+{
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+	if (!x2apic && (base & ~0xfffULL) != (uint64_t)(uintptr_t)lapic)
+		return false;
+	wrmsr(MSR_APIC_BASE, base | APIC_ENABLE);
+	if (x2apic)
+		wrmsr(MSR_APIC_BASE, base | APIC_ENABLE | APIC_X2APIC);
+	wr(REG_TPR, 0);
+	wr(REG_SVR, 0x100 | IRQ_VECTOR_SPURIOUS);
+	wr(REG_TIMER_DIV, DIV_BY_16);
+	wr(REG_TIMER_INIT, 0);
+	wr(REG_LVT_TIMER, IRQ_VECTOR_TIMER);
+	if (pv_eoi_on)
+		wrmsr(MSR_KVM_PV_EOI_EN, (uint64_t)(uintptr_t)&this_cpu_ptr()->pv_eoi_word | 1);
+	return true;
 }
 
 void lapic_timer_arm(uint64_t deadline_ns)

@@ -5,8 +5,9 @@
  * becomes argv, whose kernel options are held against their table
  * (options.c) before anything reads them (the clock's source is one) and
  * whose virtio-mmio windows (mmio_windows.c) are checked before a driver
- * maps one, time, the LAPIC (interrupts), PCI, and on a machine without PCI
- * and without such entries, the windows the ACPI DSDT describes.
+ * maps one, time, the LAPIC (interrupts), the other CPUs, PCI, and on a
+ * machine without PCI and without such entries, the windows the ACPI DSDT
+ * describes.
  */
 #include <stdlib.h>
 #include "acpi.h"
@@ -16,6 +17,7 @@
 #include "kernel.h"
 #include "mem.h"
 #include "mmio_windows.h"
+#include "smp.h"
 #include "symbols.h"
 
 #define EX_USAGE 64
@@ -106,6 +108,7 @@ void kernel_main(const struct bootinfo *bi)
 	ioapic_init();
 	__asm__ volatile("sti");
 	lapic_paravirt_init();
+	smp_init(bi, ebda);
 	bool verbose = kopt_flag(KOPT_VERBOSE);
 	pci_init(verbose);
 	/* The command line's virtio_mmio.device= entries win over the DSDT:

@@ -251,6 +251,13 @@ static void protect_image(void)
 	*pte_4k((uint64_t)boot_stack_guard) = 0;
 }
 
+void mem_guard_page(uint64_t va)
+{
+	KCHECK(!(va & (PAGE_SIZE - 1)) && is_mapped(va));
+	*pte_4k(va) = 0;
+	__asm__ volatile("invlpg (%0)" : : "r"(va) : "memory");
+}
+
 void *mmio_map(uint64_t phys, size_t len)
 {
 	uint64_t end = phys + len;

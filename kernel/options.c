@@ -188,6 +188,17 @@ const struct kopt_spec kernel_options[KOPT_COUNT] = {
 		       "instruction (the kernel's under PVH) to the app's listen (make bench-boot)",
 		.read_in = "net/socket.c",
 	},
+	[KOPT_SMP] = {
+		/* The bound is percpu.h's SMP_MAX_CPUS. */
+		.name = "smp", .kind = KOPT_NUMBER, .min = 0, .max = 64, .number_default = 1,
+		.unit = "CPUs",
+		.doc = "how many CPUs to run: the boot CPU and the first N-1 others the firmware's MADT "
+		       "(else its MP table) lists, each started and parked, nothing ticking, until "
+		       "work or an interrupt comes; 0 takes every CPU listed. 1, the default, reads no "
+		       "table and starts none: no design uses a second CPU yet (docs/design/smp.md). "
+		       "With `verbose`, one line says how many run and their APIC IDs",
+		.read_in = "kernel/smp.c",
+	},
 };
 
 /* ---- reading a value -------------------------------------------------------- */

@@ -46,6 +46,7 @@ enum kopt {
 	KOPT_VNET_DROP_TX,
 	KOPT_CLOCK,
 	KOPT_BOOT_TIME,
+	KOPT_SMP,
 	KOPT_COUNT,
 };
 

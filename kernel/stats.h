@@ -1,6 +1,9 @@
 /*
- * stats.h: the kernel's event counters. Plain increments (one CPU; interrupt
- * handlers only touch counters the thread never writes). Printed at shutdown.
+ * stats.h: the kernel's event counters, one set per CPU (percpu.h:
+ * cpu_stats()->parks++), so that each is a plain increment by the one CPU
+ * that owns it (interrupt handlers only touch counters their CPU's thread
+ * never writes). Printed at shutdown: the boot CPU's on the lines they have
+ * always had, each other CPU's on a line of its own.
  */
 #ifndef STATS_H
 #define STATS_H
@@ -32,9 +35,14 @@ struct kstats {
 	uint64_t exit_drain_polls;      /* source polls at exit, waiting for it to drain */
 	uint64_t exit_drain_gave_up;    /* exits that left with the source not drained */
 	uint64_t phase_cycles[NPHASES]; /* TSC cycles per enum stats_phase */
+	uint64_t ipis_sent;             /* interrupts this CPU sent to another (calls, wakes) */
+	uint64_t ipis_received;         /* ... that reached this one (IRQ_VECTOR_CALL, IRQ_VECTOR_WAKE) */
+	uint64_t calls_run;             /* cross-CPU calls this CPU ran for another */
+	uint64_t idle_parks;            /* halts of an AP's idle loop */
+	uint64_t lock_pauses;           /* PAUSEs this CPU spun waiting for a spinlock */
+	uint64_t call_pauses;           /* PAUSEs this CPU spun waiting for a call's answer */
 };
 
-extern struct kstats stats;
 void stats_print(void);
 
 #endif

@@ -1,6 +1,8 @@
 /*
- * timer.c: kernel timers and parking. Timers live in a heap (timerq.c); their
- * callbacks run from wait loops in thread context. The LAPIC one-shot timer is
+ * timer.c: kernel timers and parking. Timers live in a heap (timerq.c), one
+ * per CPU (percpu.h): a timer is started, cancelled and run on one CPU, the
+ * one whose heap holds it; its callbacks run from that CPU's wait loops in
+ * thread context. Each CPU's LAPIC one-shot timer is
  * programmed for the deadline a parked CPU waits for (its caller picks the
  * earliest: executor.c), and not reprogrammed when it already holds that
  * deadline or an earlier one (a needless MMIO write that costs a VM exit
@@ -10,15 +12,15 @@
 #include "clock.h"
 #include "cpu.h"
 #include "kernel.h"
-#include "stats.h"
+#include "percpu.h"
 #include "switches.h"
 #include "timerq.h"
 
 #define MAX_TIMERS 1024
 
-static struct timer *timer_storage[MAX_TIMERS];
-static struct timerq queue = { timer_storage, 0, MAX_TIMERS };
-static volatile uint64_t armed_deadline; /* what the LAPIC holds; 0: nothing */
+static struct timer *timer_storage_boot[MAX_TIMERS];
+/* The boot CPU's heap (its percpu.timers); an AP's comes with its area. */
+struct timerq timer_queue_boot = { timer_storage_boot, 0, MAX_TIMERS };
 
 void timer_init(struct timer *t, void (*fn)(struct timer *t))
 {
@@ -27,21 +29,36 @@ void timer_init(struct timer *t, void (*fn)(struct timer *t))
 	t->heap_index = -1;
 }
 
-void timer_start(struct timer *t, uint64_t deadline_ns)
+/* A timer that is queued is in this CPU's heap: one started on another CPU
+ * and touched here would corrupt both heaps (debug builds catch it). */
+static bool queued_here(const struct timerq *q, const struct timer *t)
 {
-	timerq_remove(&queue, t);
-	t->deadline = deadline_ns;
-	if (timerq_add(&queue, t) < 0)
-		panic("more than %d timers pending", MAX_TIMERS);
-	KASSERT(timerq_valid(&queue));
+	return t->heap_index < 0 || (t->heap_index < q->n && q->heap[t->heap_index] == t);
 }
 
-void timer_cancel(struct timer *t) { timerq_remove(&queue, t); }
+void timer_start(struct timer *t, uint64_t deadline_ns)
+{
+	struct timerq *q = this_cpu()->timers;
+	KASSERT(queued_here(q, t));
+	timerq_remove(q, t);
+	t->deadline = deadline_ns;
+	if (timerq_add(q, t) < 0)
+		panic("more than %d timers pending", MAX_TIMERS);
+	KASSERT(timerq_valid(q));
+}
+
+void timer_cancel(struct timer *t)
+{
+	struct timerq *q = this_cpu()->timers;
+	KASSERT(queued_here(q, t));
+	timerq_remove(q, t);
+}
+
 bool timer_pending(const struct timer *t) { return t->heap_index >= 0; }
 
 uint64_t timer_next_deadline(void)
 {
-	struct timer *t = timerq_peek(&queue);
+	struct timer *t = timerq_peek(this_cpu()->timers);
 	return t ? t->deadline : UINT64_MAX;
 }
 
@@ -49,20 +66,21 @@ int timer_run_expired(void)
 {
 	int ran = 0;
 	uint64_t now = clock_ns();
+	struct timerq *q = this_cpu()->timers;
 	struct timer *t;
-	while ((t = timerq_peek(&queue)) && t->deadline <= now) {
-		timerq_pop(&queue);
+	while ((t = timerq_peek(q)) && t->deadline <= now) {
+		timerq_pop(q);
 		t->fn(t);
 		ran++;
 	}
-	stats.timers_run += (uint64_t)ran;
+	cpu_stats()->timers_run += (uint64_t)ran;
 	return ran;
 }
 
 void timer_interrupt(void)
 {
-	stats.timer_interrupts++;
-	armed_deadline = 0;
+	cpu_stats()->timer_interrupts++;
+	this_cpu()->armed_deadline = 0;
 }
 
 /* The design loads the one-shot only when what it holds would wake the CPU
@@ -72,12 +90,13 @@ void timer_interrupt(void)
  * write: an exit under KVM, an emulated access under TCG. */
 void timer_program_oneshot(uint64_t deadline)
 {
-	if (SW_TIMER_NO_RELOAD && armed_deadline && armed_deadline <= deadline) {
-		stats.timer_reloads_skipped++;
+	uint64_t armed = this_cpu()->armed_deadline;
+	if (SW_TIMER_NO_RELOAD && armed && armed <= deadline) {
+		cpu_stats()->timer_reloads_skipped++;
 		return;
 	}
-	armed_deadline = deadline;
-	stats.timer_reloads++;
+	this_cpu()->armed_deadline = deadline;
+	cpu_stats()->timer_reloads++;
 	lapic_timer_arm(deadline);
 }
 
@@ -97,7 +116,7 @@ void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
 		}
 		timer_program_oneshot(deadline_ns);
 	}
-	stats.parks++;
+	cpu_stats()->parks++;
 	uint64_t t0 = cpu_cycles();
 	irq_enable_and_halt(); /* the waking interrupt's handler has run when this returns */
 	stats_phase_add(PHASE_PARK, cpu_cycles() - t0);

@@ -8,7 +8,7 @@
 #include "cpu.h"
 #include "kernel.h"
 #include "mem.h"
-#include "stats.h"
+#include "percpu.h"
 #include "symbols.h"
 
 #define DEBUG_EXIT_PORT 0xf4
@@ -73,12 +73,20 @@ void backtrace_print(uint64_t rbp, uint64_t rip)
 	}
 }
 
+/* Which CPU, once there is more than one. */
+static void say_which_cpu(void)
+{
+	if (smp_cpus_known > 1)
+		kprintf("  on CPU %u (APIC ID %u)\n", cpu_id(), this_cpu()->apic_id);
+}
+
 static __attribute__((noreturn)) void exception(struct trap_frame *f)
 {
 	if (panicking++)
 		kernel_exit(KERNEL_PANIC_STATUS);
 	const char *name = exception_names[f->vector] ? exception_names[f->vector] : "reserved";
 	kprintf("\npanic: %s (vector %lu), error code 0x%lx\n", name, f->vector, f->error);
+	say_which_cpu();
 	uint64_t off;
 	const char *fn = symbol_lookup(f->rip, &off);
 	kprintf("  rip 0x%016lx %s+0x%lx  cr2 0x%016lx\n", f->rip, fn ? fn : "?", fn ? off : 0,
@@ -98,25 +106,33 @@ void trap_dispatch(struct trap_frame *f)
 		exception(f);
 	if (f->vector == IRQ_VECTOR_SPURIOUS)
 		return; /* spurious interrupts take no EOI */
-	stats.interrupts++;
+	cpu_stats()->interrupts++;
 	if (f->vector == IRQ_VECTOR_TIMER)
 		timer_interrupt();
 	else if (irq_slots[f->vector].fn)
 		irq_slots[f->vector].fn(irq_slots[f->vector].arg);
 	else
-		stats.interrupts_unexpected++;
+		cpu_stats()->interrupts_unexpected++;
 	lapic_eoi();
 }
 
 int irq_alloc(irq_handler_t handler, void *arg)
 {
-	for (int v = IRQ_VECTOR_FIRST; v < IRQ_VECTOR_SPURIOUS; v++) {
+	for (int v = IRQ_VECTOR_FIRST; v < IRQ_VECTOR_ALLOC_END; v++) {
 		if (!irq_slots[v].fn) {
 			irq_slots[v] = (struct irq_slot){ handler, arg };
 			return v;
 		}
 	}
 	return -1;
+}
+
+int irq_bind(int vector, irq_handler_t handler, void *arg)
+{
+	if (vector < IRQ_VECTOR_ALLOC_END || vector >= IRQ_VECTOR_SPURIOUS || irq_slots[vector].fn)
+		return -1;
+	irq_slots[vector] = (struct irq_slot){ handler, arg };
+	return 0;
 }
 
 /* The canary (set in start.S) and what a protected function calls when its
@@ -140,6 +156,7 @@ void panic(const char *fmt, ...)
 	kvsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	kprintf("\npanic: %s\n", buf);
+	say_which_cpu();
 	backtrace_print((uint64_t)__builtin_frame_address(0), (uint64_t)&panic);
 	kernel_exit(KERNEL_PANIC_STATUS);
 }

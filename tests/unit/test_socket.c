@@ -23,7 +23,7 @@
 #include <sys/uio.h>
 #include <cmocka.h>
 #include "kernel/kernel.h"
-#include "kernel/stats.h"
+#include "kernel/percpu.h"
 #include "lwip/tcp.h"
 #include "net/net_internal.h"
 #include "tests/unit/socket/harness.h"
@@ -741,27 +741,27 @@ static void test_exit_drain(void **state)
 	(void)state;
 	int c, s;
 	make_pair(7014, &c, &s); /* the network is up: the executor has its source */
-	uint64_t polls = stats.exit_drain_polls, gave_up = stats.exit_drain_gave_up;
+	uint64_t polls = percpu_host.stats.exit_drain_polls, gave_up = percpu_host.stats.exit_drain_gave_up;
 	uint64_t t0 = fake_now_ns;
 	fake_tx_busy_looks = 3;
 	executor_drain();
-	assert_int_equal(stats.exit_drain_polls - polls, 3);
-	assert_int_equal(stats.exit_drain_gave_up, gave_up);
+	assert_int_equal(percpu_host.stats.exit_drain_polls - polls, 3);
+	assert_int_equal(percpu_host.stats.exit_drain_gave_up, gave_up);
 	assert_int_equal(fake_now_ns - t0, 3 * 1000000ULL);
 
 	fake_tx_busy_looks = UINT64_MAX;
 	t0 = fake_now_ns;
-	polls = stats.exit_drain_polls;
+	polls = percpu_host.stats.exit_drain_polls;
 	executor_drain();
-	assert_int_equal(stats.exit_drain_gave_up, gave_up + 1);
+	assert_int_equal(percpu_host.stats.exit_drain_gave_up, gave_up + 1);
 	assert_int_equal(fake_now_ns - t0, 200 * 1000000ULL); /* one look per fake ms */
-	assert_int_equal(stats.exit_drain_polls - polls, 199);
+	assert_int_equal(percpu_host.stats.exit_drain_polls - polls, 199);
 
 	fake_tx_busy_looks = 0;
-	polls = stats.exit_drain_polls;
+	polls = percpu_host.stats.exit_drain_polls;
 	executor_drain();
-	assert_int_equal(stats.exit_drain_polls, polls);
-	assert_int_equal(stats.exit_drain_gave_up, gave_up + 1);
+	assert_int_equal(percpu_host.stats.exit_drain_polls, polls);
+	assert_int_equal(percpu_host.stats.exit_drain_gave_up, gave_up + 1);
 	(void)c, (void)s;
 }
 

@@ -21,7 +21,7 @@
 #include <sys/uio.h>
 #include <cmocka.h>
 #include "kernel/kernel.h"
-#include "kernel/stats.h"
+#include "kernel/percpu.h"
 #include "kernel/switches.h"
 #include "lwip/tcp.h"
 #include "net/net.h"
@@ -214,14 +214,14 @@ static void test_poll_only_when_due(void **state)
 {
 	(void)state;
 	int s = quiet_server(7206);
-	uint64_t polls = stats.wait_polls, net_polls = net_counters.polls;
+	uint64_t polls = percpu_host.stats.wait_polls, net_polls = net_counters.polls;
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(poll_in(s, 0), 0);
 	/* Each counted poll ran the network's poll: the counter is the work. */
-	assert_int_equal(stats.wait_polls - polls, net_counters.polls - net_polls);
+	assert_int_equal(percpu_host.stats.wait_polls - polls, net_counters.polls - net_polls);
 	/* Polls when due: never, unless looking marks the socket (then every
 	 * look after the first finds the network due). */
-	assert_int_equal(stats.wait_polls - polls, SW_POLL_WHEN_DUE ? (SW_READ_NO_MARK ? 0 : 4) : 5);
+	assert_int_equal(percpu_host.stats.wait_polls - polls, SW_POLL_WHEN_DUE ? (SW_READ_NO_MARK ? 0 : 4) : 5);
 }
 
 /* ---- 5. the egress list ------------------------------------------------------------------ */
@@ -349,20 +349,20 @@ static void test_wait_shape(void **state)
 	(void)state;
 	int s = quiet_server(7212);
 	unrelated_wakes();
-	uint64_t pauses = stats.backoff_pauses, arms = fake_irq_arms;
-	uint64_t parks = fake_parks, rechecks = stats.arm_rechecks;
+	uint64_t pauses = percpu_host.stats.backoff_pauses, arms = fake_irq_arms;
+	uint64_t parks = fake_parks, rechecks = percpu_host.stats.arm_rechecks;
 	uint64_t t0 = fake_now_ns;
 	assert_int_equal(poll_in(s, 100), 0);
 	uint64_t narms = fake_irq_arms - arms;
 #if SW_SPIN_THEN_PARK
-	assert_int_equal(stats.backoff_pauses - pauses, 0);
+	assert_int_equal(percpu_host.stats.backoff_pauses - pauses, 0);
 	/* Once per park, or per look that found work had slipped in (a socket
 	 * marked by reading keeps the network due: then it never parks). */
-	assert_int_equal(narms, (fake_parks - parks) + (stats.arm_rechecks - rechecks));
+	assert_int_equal(narms, (fake_parks - parks) + (percpu_host.stats.arm_rechecks - rechecks));
 	assert_true(narms >= 1);
 #else
-	assert_true(stats.backoff_pauses - pauses >= 2047);
-	assert_int_equal((stats.backoff_pauses - pauses) % 2047, 0);
+	assert_true(percpu_host.stats.backoff_pauses - pauses >= 2047);
+	assert_int_equal((percpu_host.stats.backoff_pauses - pauses) % 2047, 0);
 	assert_true(narms >= 12); /* every turn: 11 backoff steps and the last look */
 	(void)parks, (void)rechecks;
 #endif

@@ -35,7 +35,12 @@ static void irq_enable_and_halt(void);
 
 #define MS 1000000ULL
 
-struct kstats stats;
+/* The one CPU: its timer heap is timer.c's, as the boot CPU's is in the guest. */
+struct percpu percpu_host = {
+	.self = &percpu_host,
+	.timers = &timer_queue_boot,
+	.spin = { SPIN_NS_DEFAULT, SPIN_NS_DEFAULT, SPIN_NS_DEFAULT },
+};
 static uint64_t now_ns = 1000 * MS;
 static uint64_t oneshot_deadline; /* what the LAPIC was last given */
 static int halts;                 /* irq_enable_and_halt calls: parks that slept */
@@ -95,7 +100,7 @@ volatile bool console_status_requested; /* kernel/console.c's: the status key's 
 static int dumps;                       /* requests served */
 static uint64_t dump_at_ns;             /* the clock when the last one was */
 
-/* As kernel/stats.c: a pending request is served (its counters printed). */
+/* As kernel/percpu_host.stats.c: a pending request is served (its counters printed). */
 void stats_service(void)
 {
 	if (console_status_requested) {
@@ -171,7 +176,7 @@ static void start(const char *spin_us)
 	dumps = halts = 0;
 	console_status_requested = false;
 	spin_runs_out = device_at_halt = false;
-	stats.parks_unspun = 0;
+	percpu_host.stats.parks_unspun = 0;
 }
 
 /* ---- the tests ------------------------------------------------------------------ */
@@ -262,7 +267,7 @@ static void a_park_the_timer_ended_skips_the_spin(void **state)
 	assert_int_equal(block_on(never_ready, NULL, t0 + 2500 * MS), -ETIMEDOUT);
 	assert_int_equal(looks, 32); /* SPIN_BATCH: the one spin */
 	assert_int_equal(halts, 3);
-	assert_int_equal(stats.parks_unspun, 2);
+	assert_int_equal(percpu_host.stats.parks_unspun, 2);
 	assert_true(now_ns == t0 + 2500 * MS);
 }
 
@@ -276,14 +281,14 @@ static void the_device_wake_brings_the_spin_back(void **state)
 	spin_runs_out = true;
 	assert_int_equal(block_on(never_ready, NULL, now_ns + 1500 * MS), -ETIMEDOUT);
 	unsigned long looks_idle = looks;
-	long unspun_idle = (long)stats.parks_unspun;
+	long unspun_idle = (long)percpu_host.stats.parks_unspun;
 	assert_true(unspun_idle >= 1);
 	/* Now a frame ends the next park (a wait that ends with it), then the
 	 * device is quiet again and the one-shot ends the parks. */
 	device_at_halt = true;
 	assert_int_equal(block_on(never_ready, NULL, now_ns + 1), -ETIMEDOUT);
 	assert_int_equal(looks, looks_idle);                   /* that park: still unspun */
-	assert_int_equal(stats.parks_unspun, unspun_idle + 1);
+	assert_int_equal(percpu_host.stats.parks_unspun, unspun_idle + 1);
 	device_at_halt = false;
 	assert_int_equal(block_on(never_ready, NULL, now_ns + 500 * MS), -ETIMEDOUT);
 	assert_int_equal(looks, looks_idle + 32);              /* the spin is back */

@@ -14,14 +14,19 @@
 #include <string.h>
 #include <unistd.h>
 #include "kernel/kernel.h"
-#include "kernel/stats.h"
+#include "kernel/percpu.h"
+#include "kernel/switches.h"
 #include "lwip/sys.h"
 #include "netrx.h"
 
 uint64_t fake_now_ns = NSEC_PER_SEC; /* "booted" a second ago */
 bool host_verbose;
 
-struct kstats stats; /* the executor's counters (kernel/stats.c in the guest) */
+/* The one CPU: the executor's state and counters (kernel/smp.c's percpu_boot in the guest). */
+struct percpu percpu_host = {
+	.self = &percpu_host,
+	.spin = { SPIN_NS_DEFAULT, SPIN_NS_DEFAULT, SPIN_NS_DEFAULT },
+};
 
 uint64_t clock_ns(void) { return fake_now_ns; }
 uint64_t clock_realtime_ns(void) { return 1795000000ULL * NSEC_PER_SEC + fake_now_ns; }

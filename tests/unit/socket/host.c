@@ -15,14 +15,19 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "kernel/kernel.h"
-#include "kernel/stats.h"
+#include "kernel/percpu.h"
+#include "kernel/switches.h"
 #include "lwip/sys.h"
 #include "harness.h"
 
 uint64_t fake_now_ns = NSEC_PER_SEC; /* "booted" a second ago */
 uint64_t fake_park_limit_ns = UINT64_MAX;
 
-struct kstats stats; /* the executor's counters (kernel/stats.c in the guest) */
+/* The one CPU: the executor's state and counters (kernel/smp.c's percpu_boot in the guest). */
+struct percpu percpu_host = {
+	.self = &percpu_host,
+	.spin = { SPIN_NS_DEFAULT, SPIN_NS_DEFAULT, SPIN_NS_DEFAULT },
+};
 volatile bool vnet_wake;
 
 uint64_t clock_ns(void) { return fake_now_ns; }
