@@ -78,6 +78,15 @@ UNIT_DEPS_acpi_dsdt := kernel/acpi.h kernel/acpi_aml.h kernel/mmio_windows.h tes
 UNIT_SRCS_acpi_crs := kernel/acpi_crs.c kernel/acpi_aml.c kernel/acpi_tables.c
 UNIT_DEPS_acpi_crs := kernel/acpi.h kernel/acpi_aml.h kernel/mmio_windows.h tests/unit/aml_build.h
 
+# SMP (issue 39): the CPUs of the firmware's MADT and MP table, hostile
+# tables too; the AP trampoline's page and its relocation, with the real
+# blob (kernel/trampoline.S, assembled for the host, never run).
+UNIT_TESTS += smp_tables trampoline
+UNIT_SRCS_smp_tables := kernel/smp_tables.c
+UNIT_DEPS_smp_tables := kernel/smp_tables.h
+UNIT_SRCS_trampoline := kernel/trampoline.c kernel/trampoline.S
+UNIT_DEPS_trampoline := kernel/trampoline.h boot/bootinfo.h boot/memmap.h
+
 # The console's keys end a spin or a park at once (issue 36): the executor
 # and kernel/signal.c over kernel/timer.c's park (included by the test).
 UNIT_TESTS += wake
