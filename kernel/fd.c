@@ -8,9 +8,13 @@
  * run a signal handler, and for that time the table must not name the
  * object (a handler's close of the same descriptor finds it gone, and a
  * descriptor the poll installs may take its number).
+ *
+ * The table is the boot CPU's, as the app and the socket layer are
+ * (docs/design/smp.md): debug builds check that no other CPU enters it.
  */
 #include <errno.h>
 #include "kernel.h"
+#include "percpu.h"
 
 struct fd_slot {
 	const struct file_ops *ops; /* NULL: slot free */
@@ -22,6 +26,7 @@ static int nopen; /* slots in use */
 
 int fd_install(const struct file_ops *ops, void *obj)
 {
+	KASSERT(on_boot_cpu());
 	for (int fd = 0; fd < FD_MAX; fd++) {
 		if (!table[fd].ops) {
 			table[fd] = (struct fd_slot){ ops, obj };
@@ -34,6 +39,7 @@ int fd_install(const struct file_ops *ops, void *obj)
 
 int fd_lookup(int fd, const struct file_ops **ops, void **obj)
 {
+	KASSERT(on_boot_cpu());
 	if (fd < 0 || fd >= FD_MAX || !table[fd].ops)
 		return -EBADF;
 	*ops = table[fd].ops;
@@ -53,6 +59,7 @@ int fd_close(int fd)
 
 void fd_release(int fd)
 {
+	KASSERT(on_boot_cpu());
 	if (fd >= 0 && fd < FD_MAX && table[fd].ops) {
 		table[fd] = (struct fd_slot){ 0, 0 };
 		nopen--;

@@ -14,6 +14,10 @@
  * one-to-one (page 0 left unmapped so a NULL dereference faults), device
  * memory mapped uncached on request. RAM the kernel cannot use is reported
  * at boot in one line.
+ *
+ * All of it is the boot CPU's: the free ranges, newlib's heap and the page
+ * tables, which other CPUs only read (no lock; debug builds check the
+ * allocators' callers, and nothing flushes another CPU's TLB: docs/design/smp.md).
  */
 #include <errno.h>
 #include <string.h>
@@ -22,6 +26,7 @@
 #include "kernel.h"
 #include "mem.h"
 #include "boot/memmap.h"
+#include "percpu.h"
 #include "physmem.h"
 
 #define PTE_P   0x001ULL
@@ -46,6 +51,7 @@ static uint64_t *pml4;
 
 void *page_alloc(size_t npages)
 {
+	KASSERT(on_boot_cpu()); /* the boot CPU's (docs/design/smp.md): no lock */
 	uint64_t bytes = (uint64_t)npages * PAGE_SIZE;
 	uint64_t flags = irq_save();
 	uint64_t p = physmem_pages(&phys, bytes);
@@ -93,6 +99,7 @@ static uint64_t take_off_top(struct phys_range *free, int *n, uint64_t bytes)
 
 void *kernel_sbrk(intptr_t incr)
 {
+	KASSERT(on_boot_cpu());
 	uint64_t flags = irq_save();
 	uint64_t old = physmem_break(&phys, incr);
 	irq_restore(flags);

@@ -118,6 +118,7 @@ void trap_dispatch(struct trap_frame *f)
 
 int irq_alloc(irq_handler_t handler, void *arg)
 {
+	KASSERT(on_boot_cpu()); /* the table is written at boot, read by every CPU */
 	for (int v = IRQ_VECTOR_FIRST; v < IRQ_VECTOR_ALLOC_END; v++) {
 		if (!irq_slots[v].fn) {
 			irq_slots[v] = (struct irq_slot){ handler, arg };
@@ -129,6 +130,7 @@ int irq_alloc(irq_handler_t handler, void *arg)
 
 int irq_bind(int vector, irq_handler_t handler, void *arg)
 {
+	KASSERT(on_boot_cpu());
 	if (vector < IRQ_VECTOR_ALLOC_END || vector >= IRQ_VECTOR_SPURIOUS || irq_slots[vector].fn)
 		return -1;
 	irq_slots[vector] = (struct irq_slot){ handler, arg };

@@ -13,6 +13,7 @@
 #include "lwip/timeouts.h"
 #include "netif/ethernet.h"
 #include "kernel/kernel.h"
+#include "kernel/percpu.h"
 #include "drivers/virtio/virtio.h"
 #include "net.h"
 #include "net_internal.h"
@@ -31,6 +32,9 @@ static int net_init_result = 1;
 
 bool net_poll(void)
 {
+	/* lwIP and the driver are the boot CPU's (docs/design/smp.md): every
+	 * way into them runs on it, a poll, a socket call (kernel/fd.c). */
+	KASSERT(on_boot_cpu());
 	if (!netif_is_up(&net_if))
 		return false; /* before net_init (the DHCP wait polls too) */
 	net_counters.polls++;

@@ -14,6 +14,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "kernel/kernel.h"
+#include "kernel/percpu.h"
+
+/* The one CPU, the boot CPU: the table's owner (fd.c's checks). */
+struct percpu percpu_host = { .self = &percpu_host };
 
 /* One object per test: what its close saw and what it does inside. */
 struct fake_file {

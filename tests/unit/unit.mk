@@ -32,7 +32,7 @@ UNIT_DEPS_options := kernel/options.h kernel/cmdline.h kernel/kernel.h kernel/sw
 # The descriptor table's close (issue 36): out of the table before the
 # object's close runs.
 UNIT_TESTS += fd
-UNIT_SRCS_fd := kernel/fd.c
+UNIT_SRCS_fd := kernel/fd.c $(UNIT_PANIC)
 UNIT_DEPS_fd := kernel/kernel.h
 
 UNIT_TESTS += image

@@ -11,7 +11,11 @@
 # whole QEMU took well under a second of host CPU (one spinning vCPU would
 # take the whole second). The default (smp=1) starts none and prints no SMP
 # line at any -smp; smp=2 of 4 starts one; smp=0 at -smp 1 finds one CPU.
-# Every boot exits with status 0.
+# smpcheck (tests/images/smpcheck.c) then calls each AP 100 times (the
+# counters at both ends agree), hands each AP's idle loop a function, runs
+# four CPUs on one spinlock (no increment lost), and looks up a descriptor
+# from AP 1: the table is the boot CPU's, and the debug build's check
+# panics there (70), naming the CPU. The other boots exit with status 0.
 # test-timeout: 600
 . "$(dirname "$0")/../lib/boot.sh"
 
@@ -93,6 +97,30 @@ echo "== hot-plug slots (-smp 2,maxcpus=4): the two present"
 QEMU_EXTRA="-smp 2,maxcpus=4" boot "$HELLO" --smp 2 -- 'verbose smp=0 -- -s 0'
 expect_rc 0
 check_cpus 2
+
+SMPCHECK=$ROOT/$BUILD/apps/smpcheck.elf
+echo "== smpcheck: 100 calls to each of 3 APs, counted both ends"
+boot "$SMPCHECK" --smp 4 -- 'smp=0 -- calls 100'
+expect_rc 0
+expect '^smpcheck: 100 calls to each of 3 APs, all answered$'
+expect '^kernel: cpu 0 \(APIC ID 0, online\): .*ipis sent 309, received 0;'
+for k in 1 2 3; do
+	expect "^kernel: cpu $k \\(APIC ID $k, online\\): interrupts 103 \\(timer 0\\);.*ipis sent 0, received 103; calls run 101;"
+done
+echo "== smpcheck: a loop handed to each AP's idle loop runs there"
+boot "$SMPCHECK" --machine microvm --smp 3 -- 'smp=0 -- run'
+expect_rc 0
+expect '^smpcheck: 2 loops handed, 2 ran$'
+echo "== smpcheck: four CPUs on one spinlock at once"
+boot "$SMPCHECK" --smp 4 -- 'smp=0 -- lock 20000'
+expect_rc 0
+expect '^smpcheck: 4 CPUs added 20000 under the lock: 80000 '
+expect '^kernel: locks: .*smpcheck 80000 \(contended [0-9]+, pauses [0-9]+, broken 0\)'
+echo "== smpcheck: the descriptor table touched from AP 1 (a debug build's check)"
+boot "$SMPCHECK" --smp 2 -- 'smp=0 -- fd-from-ap'
+expect_rc 70
+expect '^panic: assertion failed: on_boot_cpu\(\) at kernel/fd\.c:[0-9]+$'
+expect '^  on CPU 1 \(APIC ID 1\)$'
 
 echo "== a bad smp= refuses the boot"
 boot "$HELLO" -- 'smp=65 -- -s 0'
