@@ -4,8 +4,8 @@
  * machine checks and page faults (so a stack overflow still reaches the
  * panic handler); one IDT, shared, points every vector at its isr.S stub;
  * the legacy PICs are masked, and SSE's control register set (start.S
- * enabled SSE: newlib and the compiler use it). The boot CPU's GS base is
- * pointed at its per-CPU area before anything reads one (percpu.h). Also
+ * enabled SSE: newlib and the compiler use it). (start.S has pointed the
+ * boot CPU's GS base at its per-CPU area; an AP's is set in smp.c.) Also
  * what runs us: the hypervisor CPUID leaf (TCG, KVM, another, or none), and
  * the CPU facts the `verbose` line reports. (The loader has already refused a
  * CPU without a feature the kernel needs: loader/cpu.c.)
@@ -206,7 +206,6 @@ void cpu_print_info(void)
 
 void cpu_init(void)
 {
-	percpu_install(&percpu_boot);
 	percpu_boot.ist_top = (uint64_t)(ist1_stack + sizeof ist1_stack);
 	gdt_init(&percpu_boot.tables, percpu_boot.ist_top);
 	idt_init();

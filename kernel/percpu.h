@@ -1,7 +1,7 @@
 /*
  * percpu.h: each CPU's own data. Every CPU has one struct percpu, and its GS
- * base points at it (the boot CPU's is set first thing in cpu_init, an AP's
- * first thing in smp_ap_main), so this_cpu()->field is one GS-relative
+ * base points at it (the boot CPU's is set in start.S before any C runs, an
+ * AP's first thing in smp_ap_main), so this_cpu()->field is one GS-relative
  * access: `incq %gs:OFFSET` for a counter, the same one instruction a global
  * counter costs. Nothing changes GS after boot: there is no user mode and no
  * SWAPGS.
@@ -102,7 +102,7 @@ static inline uint32_t cpu_id(void) { return this_cpu()->cpu; }
  * they are entered catches another CPU touching them in debug builds. */
 static inline bool on_boot_cpu(void) { return this_cpu()->cpu == 0; }
 
-/* The boot CPU's area (smp.c); cpu_init points its GS base there. */
+/* The boot CPU's area (smp.c); start.S points its GS base there. */
 extern struct percpu percpu_boot;
 /* The boot CPU's timer heap (timer.c); an AP's comes with its area. */
 extern struct timerq timer_queue_boot;
@@ -112,7 +112,7 @@ extern struct percpu *percpu_of[SMP_MAX_CPUS];
 extern uint32_t smp_cpus_known;
 extern volatile uint32_t smp_cpus_online;
 
-/* GS base := p, the CPU's area (every CPU, first thing). */
+/* GS base := p, an AP's area (its first thing; the boot CPU's: start.S). */
 void percpu_install(struct percpu *p);
 
 #endif

@@ -2,8 +2,9 @@
  * start.S: the image's entry point. The loader jumps here in long mode, on its
  * own page tables and stack, with the bootinfo record in %rdi (under PVH,
  * pvh.S does, on its tables and this boot stack). We enable SSE
- * (compiled C may use it from its first instruction), move to the kernel's
- * boot stack and call kernel_main(bootinfo), which never returns.
+ * (compiled C may use it from its first instruction), point GS at the boot
+ * CPU's per-CPU area, move to the kernel's boot stack and call
+ * kernel_main(bootinfo), which never returns.
  */
 	.section .text.start, "ax"
 	.globl _start
@@ -33,6 +34,14 @@ _start:
 	xorq %rax, %r8
 2:	shlq $8, %r8
 	movq %r8, __stack_chk_guard(%rip)
+	/* GS base: the boot CPU's per-CPU area (percpu.h), before any C that
+	 * reads one (a kprintf takes the console's lock, which records its
+	 * holder's CPU number). */
+	movl $0xc0000101, %ecx      /* IA32_GS_BASE */
+	leaq percpu_boot(%rip), %rax
+	movq %rax, %rdx
+	shrq $32, %rdx
+	wrmsr
 	leaq boot_stack_top(%rip), %rsp
 	xorl %ebp, %ebp             /* ends the backtrace's frame chain */
 	call kernel_main

@@ -26,7 +26,7 @@ struct irq_slot {
 	void *arg;
 };
 static struct irq_slot irq_slots[256];
-static volatile int panicking;
+static volatile int panic_cpu = -1; /* the CPU reporting a panic; -1: none */
 
 /*
  * isa-debug-exit makes QEMU exit with (status << 1) | 1, so status 0 comes out
@@ -73,6 +73,23 @@ void backtrace_print(uint64_t rbp, uint64_t rip)
 	}
 }
 
+/*
+ * One CPU reports a panic and ends the machine. A panic inside that report,
+ * on the same CPU, ends it at once; one on another CPU meanwhile halts that
+ * CPU for good, leaving the console and the exit to the first.
+ */
+static void panic_begin(void)
+{
+	int none = -1;
+	if (__atomic_compare_exchange_n(&panic_cpu, &none, (int)cpu_id(), false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return;
+	if (none == (int)cpu_id())
+		kernel_exit(KERNEL_PANIC_STATUS);
+	for (;;)
+		__asm__ volatile("cli; hlt");
+}
+
 /* Which CPU, once there is more than one. */
 static void say_which_cpu(void)
 {
@@ -82,8 +99,7 @@ static void say_which_cpu(void)
 
 static __attribute__((noreturn)) void exception(struct trap_frame *f)
 {
-	if (panicking++)
-		kernel_exit(KERNEL_PANIC_STATUS);
+	panic_begin();
 	const char *name = exception_names[f->vector] ? exception_names[f->vector] : "reserved";
 	kprintf("\npanic: %s (vector %lu), error code 0x%lx\n", name, f->vector, f->error);
 	say_which_cpu();
@@ -150,8 +166,7 @@ __attribute__((noreturn)) void __stack_chk_fail(void)
 void panic(const char *fmt, ...)
 {
 	irq_disable();
-	if (panicking++)
-		kernel_exit(KERNEL_PANIC_STATUS);
+	panic_begin();
 	char buf[256];
 	va_list ap;
 	va_start(ap, fmt);
