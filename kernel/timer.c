@@ -31,7 +31,7 @@ void timer_init(struct timer *t, void (*fn)(struct timer *t))
 
 /* A timer that is queued is in this CPU's heap: one started on another CPU
  * and touched here would corrupt both heaps (debug builds catch it). */
-static bool queued_here(const struct timerq *q, const struct timer *t)
+static inline bool queued_here(const struct timerq *q, const struct timer *t)
 {
 	return t->heap_index < 0 || (t->heap_index < q->n && q->heap[t->heap_index] == t);
 }
