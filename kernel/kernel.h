@@ -1,8 +1,10 @@
 /*
  * kernel.h: what the kernel offers to drivers, the network stack and the
- * application linked with it. One address space, one CPU: physical addresses
- * are virtual addresses, and nothing here takes locks; code that shares state
- * with an interrupt handler disables interrupts around it.
+ * application linked with it. One address space: physical addresses are
+ * virtual addresses. One CPU, the boot CPU, runs the app and owns what is
+ * here (other CPUs, when smp= starts them, park: docs/design/smp.md), so
+ * nothing here takes locks; code that shares state with an interrupt
+ * handler disables interrupts around it.
  */
 #ifndef KERNEL_H
 #define KERNEL_H
