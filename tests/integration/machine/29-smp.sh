@@ -3,9 +3,9 @@
 # on threads of their own (qemu-run --smp N: MTTCG), on pc and microvm, by
 # the loader and by PVH. With smp=0 every CPU the firmware lists starts:
 # the verbose line says how many of how many run, from which table (the
-# MADT on pc, qboot's MP table on microvm without ACPI) and their APIC IDs;
-# each AP answered the boot's call with its own APIC ID and took a wake, so
-# its counters show 2 IPIs received, 1 call run and no timer interrupt, and
+# MADT on pc and on microvm with ACPI, qboot's MP table on microvm without)
+# and their APIC IDs; each AP answered the boot's call with its own APIC ID
+# and took a wake, so its counters show 2 IPIs received, 1 call run and no timer interrupt, and
 # the IPIs all CPUs sent equal those they received. An idle guest's APs do
 # not spin: after a 1 s sleep each has parked a handful of times, and the
 # whole QEMU took well under a second of host CPU (one spinning vCPU would
@@ -92,6 +92,12 @@ check_cpus 3
 boot "$HELLO" --machine microvm --boot loader --smp 3 -- 'verbose smp=0 -- -s 0'
 expect_rc 0
 check_cpus 3
+
+echo "== microvm with ACPI on (qemu-run --acpi on): the MADT, through the start info's RSDP"
+boot "$HELLO" --machine microvm --acpi on --smp 3 -- 'verbose smp=0 -- -s 0'
+expect_rc 0
+check_cpus 3
+expect '^kernel: smp: 3 of 3 CPUs in the MADT '
 
 echo "== hot-plug slots (-smp 2,maxcpus=4): the two present"
 QEMU_EXTRA="-smp 2,maxcpus=4" boot "$HELLO" --smp 2 -- 'verbose smp=0 -- -s 0'
