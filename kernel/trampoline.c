@@ -18,7 +18,8 @@ static int overlaps(uint64_t start, uint64_t end, uint64_t a, uint64_t b)
 }
 
 /* The page at p is one a map entry's type makes unusable, or one of avoid's. */
-static int taken(uint64_t p, const struct mem_range *map, int nmap, const struct phys_range *avoid, int navoid)
+static int taken(uint64_t p, const struct mem_range *map, int nmap, const struct phys_range *avoid,
+		 int navoid)
 {
 	for (int i = 0; i < nmap; i++) {
 		if (map[i].type == MEM_USABLE || map[i].len == 0)
@@ -34,7 +35,8 @@ static int taken(uint64_t p, const struct mem_range *map, int nmap, const struct
 	return 0;
 }
 
-uint64_t trampoline_pick_page(const struct mem_range *map, int nmap, const struct phys_range *avoid, int navoid)
+uint64_t trampoline_pick_page(const struct mem_range *map, int nmap, const struct phys_range *avoid,
+			      int navoid)
 {
 	if (nmap < 0 || navoid < 0)
 		return 0;

@@ -22,8 +22,10 @@
 #define TRAMPOLINE_PAGE      4096    /* the blob and its data fit in one page */
 #define TRAMPOLINE_DATA      0x200   /* the data block's offset: the code must end before it */
 #define TRAMPOLINE_LOWEST    0x1000  /* page 0 stays the real-mode IVT and BDA, unmapped */
-#define TRAMPOLINE_LIMIT     0xa0000 /* the page lies below the legacy video hole (STARTUP's reach is 1 MiB) */
-#define TRAMPOLINE_MAP_LIMIT 0x40000000 /* the AP's first tables map the first GiB: the kernel's text must lie in it */
+/* The page lies below the legacy video hole (STARTUP's reach is 1 MiB). */
+#define TRAMPOLINE_LIMIT     0xa0000
+/* The AP's first tables map the first GiB: the kernel's text must lie in it. */
+#define TRAMPOLINE_MAP_LIMIT 0x40000000
 
 /* Offsets in the page (the assembly uses these; the struct below is checked
  * against them). */
