@@ -53,7 +53,8 @@ serve_httpd() {
 }
 
 qemus=(7.2)
-if [ -x "$ROOT/deps/qemu10/root/usr/bin/qemu-system-x86_64" ]; then
+# qemu-run answers --version with 200 where QEMU 10 is not unpacked.
+if QEMU=10 "$QEMU_RUN" --version >/dev/null 2>&1; then
 	qemus+=(10)
 else
 	echo "(no deps/qemu10: QEMU 10 not tried; mk/deps.sh qemu10 fetches it)"
