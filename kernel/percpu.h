@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "cpu.h"
+#include "ple.h"
 #include "spinlock.h"
 #include "spinwin.h"
 #include "stats.h"
@@ -59,6 +60,7 @@ struct percpu {
 	struct spin_window spin;    /* how long its waits spin before they park */
 	bool device_quiet;          /* its last park heard nothing from the source */
 	bool in_source_poll;        /* the source is being polled: no wait may begin */
+	struct ple_model ple;       /* a KVM host's pause filters for this vCPU, as ple.h models them */
 
 	/* Timers (timer.c). */
 	struct timerq *timers;      /* this CPU's timer heap */

@@ -63,6 +63,8 @@ void stats_print(void)
 		s->waits, s->wait_polls, s->wait_polls_idle, s->spins, s->spin_hits,
 		s->parks_unspun, s->spin_window_grew, s->spin_window_shrank, s->arm_rechecks, s->backoff_pauses, s->fast_wakes, s->exit_drain_polls,
 		s->exit_drain_gave_up);
+	kprintf("kernel: spin pauses %lu; pause-loop exits estimated amd %lu; pause-loop exits estimated "
+		"intel %lu\n", s->spin_pauses, s->ple_exits_amd, s->ple_exits_intel);
 	/* Time of the app (and of everything outside the wait loops) is the rest. */
 	uint64_t up = clock_ns() / 1000, poll = cycles_to_us(s->phase_cycles[PHASE_POLL]);
 	uint64_t egress = cycles_to_us(s->phase_cycles[PHASE_EGRESS]);

@@ -41,6 +41,9 @@ struct kstats {
 	uint64_t idle_parks;            /* halts of an AP's idle loop */
 	uint64_t lock_pauses;           /* PAUSEs this CPU spun waiting for a spinlock */
 	uint64_t call_pauses;           /* PAUSEs this CPU spun waiting for a call's answer */
+	uint64_t spin_pauses;           /* PAUSEs of the executor's spins and the naive wait's backoff */
+	uint64_t ple_exits_amd;         /* pause-loop exits an AMD KVM host would take for them (ple.h) */
+	uint64_t ple_exits_intel;       /* ... an Intel one */
 };
 
 void stats_print(void);

@@ -120,6 +120,9 @@ void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
 	uint64_t t0 = cpu_cycles();
 	irq_enable_and_halt(); /* the waking interrupt's handler has run when this returns */
 	stats_phase_add(PHASE_PARK, cpu_cycles() - t0);
+	/* Under KVM the halt blocked the vCPU's thread, and its scheduling in
+	 * again set the host's pause filters back to their defaults (ple.h). */
+	ple_reset(&this_cpu_ptr()->ple);
 }
 
 static bool never_ready(void *ctx)

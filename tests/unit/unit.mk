@@ -192,3 +192,9 @@ UNIT_TESTS += spsc
 UNIT_SRCS_spsc :=
 UNIT_DEPS_spsc := kernel/spsc.h
 UNIT_LIBS_spsc := -lpthread
+
+# The pause-loop exits a KVM host's default pause filters would take for a
+# spin (issue 39, item 5), header-only.
+UNIT_TESTS += ple
+UNIT_SRCS_ple :=
+UNIT_DEPS_ple := kernel/ple.h

@@ -29,7 +29,8 @@ MMIO or x2APIC MSR alike: TMICT 0x380 the one-shot, EOI 0xb0, ICR 0x300),
 and the exits that went on to QEMU's user space (debugfs mmio_exits +
 io_exits: a device register read, a PIO). The last, for our kernel: its own
 counters per request from its Ctrl-T dumps (notifies sent, parks,
-interrupts, EOI writes, one-shot loads).
+interrupts, EOI writes, one-shot loads, the spins' PAUSEs and the
+pause-loop exits a KVM host's default filters would take for them).
 Standard library only.
 """
 import csv
@@ -50,7 +51,9 @@ COLUMNS = ["exits", "hlt", "npf", "msr", "pio", "irqwin", "l1intr", "other", "in
 DETAIL = ["notify", "tmict", "eoi", "icr", "apic_other", "user"]
 GUEST_COUNTERS = [("notifies", "virtio-net.kicks_tx"), ("parks", "kernel.parks"),
                   ("interrupts", "kernel.interrupts"), ("eoi writes", "kernel.eoi_writes"),
-                  ("one-shot loads", "kernel.timer_reloads")]
+                  ("one-shot loads", "kernel.timer_reloads"), ("spin PAUSEs", "kernel.spin_pauses"),
+                  ("PLE exits AMD (est.)", "kernel.pause_loop_exits_estimated_amd"),
+                  ("PLE exits Intel (est.)", "kernel.pause_loop_exits_estimated_intel")]
 
 
 def read(out):
@@ -201,7 +204,10 @@ def write(out):
             if ps:
                 rows.append([l, g] + [med([p.get('g:' + c, 0) for p in ps]) for c in gcols])
         if rows:
-            md += ["", "Our kernel's own counters per request:", "", md_table(["load", "guest"] + gcols, rows)]
+            md += ["", "Our kernel's own counters per request. The PLE columns are the pause-loop exits a KVM "
+                   "host with default pause filters would add for the spins' PAUSEs (kernel/ple.h: AMD 3000 "
+                   "PAUSEs, Intel 4096 cycles, doubling per exit, reset at a park); L0 here has no pause "
+                   "filter, so the exits above include none:", "", md_table(["load", "guest"] + gcols, rows)]
         md.append("")
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(md) + "\n")
