@@ -52,6 +52,19 @@ int ioapic_route_isa(int irq, int vector)
 	return 0;
 }
 
+int ioapic_route_here(int gsi)
+{
+	if (gsi < 1 || gsi >= inputs)
+		return -1;
+	uint32_t low = rd(REG_REDIR(gsi));
+	if (low & REDIR_MASKED)
+		return -1; /* not routed: nothing to move */
+	wr(REG_REDIR(gsi), low | REDIR_MASKED); /* no delivery to half a destination */
+	wr(REG_REDIR(gsi) + 1, lapic_id() << 24);
+	wr(REG_REDIR(gsi), low);
+	return 0;
+}
+
 int ioapic_route_level(int gsi, int vector)
 {
 	if (gsi < 1 || gsi >= inputs)

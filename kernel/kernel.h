@@ -264,6 +264,8 @@ int ioapic_route_isa(int irq, int vector);
  * this CPU (its handler acknowledges the device before the EOI). 0, or -1
  * when there is no such input or it is routed already. */
 int ioapic_route_level(int gsi, int vector);
+/* A routed input's interrupts to this CPU from now on; -1 if not routed. */
+int ioapic_route_here(int gsi);
 
 /* ---- PCI ------------------------------------------------------------------- */
 struct pci_dev {
@@ -293,6 +295,8 @@ void pci_enable_bus_master(const struct pci_dev *d);
 /* MSI-X: enable with every entry masked; route entry -> vector on this CPU; mask/unmask. */
 int pci_msix_enable(struct pci_dev *d);
 void pci_msix_route(struct pci_dev *d, int entry, int vector);
+/* A routed entry's interrupts to this CPU from now on, its vector kept. */
+void pci_msix_route_here(struct pci_dev *d, int entry);
 void pci_msix_mask(struct pci_dev *d, int entry, bool masked);
 
 /* ---- file descriptors ------------------------------------------------------

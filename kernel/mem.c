@@ -28,6 +28,7 @@
 #include "boot/memmap.h"
 #include "percpu.h"
 #include "physmem.h"
+#include "switches.h"
 
 #define PTE_P   0x001ULL
 #define PTE_W   0x002ULL
@@ -99,7 +100,11 @@ static uint64_t take_off_top(struct phys_range *free, int *n, uint64_t bytes)
 
 void *kernel_sbrk(intptr_t incr)
 {
+#if SW_SMP_GLOBAL_LOCK
+	KASSERT(malloc_lock_held()); /* newlib's heap is shared then (malloc_lock.c) */
+#else
 	KASSERT(on_boot_cpu());
+#endif
 	uint64_t flags = irq_save();
 	uint64_t old = physmem_break(&phys, incr);
 	irq_restore(flags);

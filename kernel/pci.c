@@ -119,6 +119,17 @@ void pci_msix_route(struct pci_dev *d, int entry, int vector)
 	e[2] = (uint32_t)vector;                 /* edge triggered */
 }
 
+void pci_msix_route_here(struct pci_dev *d, int entry)
+{
+	KCHECK(d->msix_table && entry >= 0 && entry < d->msix_size);
+	volatile uint32_t *e = &d->msix_table[entry * 4];
+	uint32_t ctrl = e[3];
+	e[3] = ctrl | MSIX_ENTRY_CTRL_MASK; /* no message half written */
+	e[0] = 0xfee00000u | (lapic_id() << 12);
+	e[1] = 0;
+	e[3] = ctrl;
+}
+
 void pci_msix_mask(struct pci_dev *d, int entry, bool masked)
 {
 	KCHECK(d->msix_table && entry >= 0 && entry < d->msix_size);

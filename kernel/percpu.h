@@ -103,6 +103,9 @@ static inline uint32_t cpu_id(void) { return this_cpu()->cpu; }
  * heap and the pages (docs/design/smp.md): KASSERT(on_boot_cpu()) where
  * they are entered catches another CPU touching them in debug builds. */
 static inline bool on_boot_cpu(void) { return this_cpu()->cpu == 0; }
+/* This CPU holds newlib's heap lock (malloc_lock.c, with a design that
+ * shares the heap between CPUs). */
+bool malloc_lock_held(void);
 
 /* The boot CPU's area (smp.c); start.S points its GS base there. */
 extern struct percpu percpu_boot;

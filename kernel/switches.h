@@ -111,4 +111,15 @@
 #define IDEA_FAST_WAKE 0
 #endif
 
+/* ---- more than one CPU (issue 39): the designs, each off unless built in ------
+ * The naive baseline other unikernels have: one global lock (net/net_lock.c)
+ * around lwIP, the driver and the socket layer's shared state, taken by
+ * whichever CPU enters, on every entry. With smp=2 or more, CPU 1 runs the
+ * network's loop (the device's interrupt routed to it) and the boot CPU the
+ * application; with one CPU the lock is still taken on every entry. Off (0)
+ * nothing of it is compiled in. make VARIANT=smp-lock. */
+#ifndef SW_SMP_GLOBAL_LOCK
+#define SW_SMP_GLOBAL_LOCK 0
+#endif
+
 #endif

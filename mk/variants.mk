@@ -45,6 +45,10 @@ IDEA_CFLAGS_idea-buf4k       := -DSOCK_BUF_BYTES=4096
 IDEA_CFLAGS_idea-accept-skip := -DIDEA_ACCEPT_SKIP=1
 IDEA_CFLAGS_idea-fast-wake   := -DIDEA_FAST_WAKE=1
 VARIANT_OFF_idea-accept-skip := listener-flag
+# The designs for more than one CPU (issue 39), each `all` with one turned on:
+#   smp-lock          one global lock around the network, CPU 1 its loop (smp=2)
+SMP_DESIGNS := smp-lock
+IDEA_CFLAGS_smp-lock := -DSW_SMP_GLOBAL_LOCK=1
 # Variants whose change reaches into lwIP's own options get a build of it.
 IDEAS_OWN_LWIP := idea-buf4k
 
@@ -53,7 +57,7 @@ seq_n     := $(shell seq 1 $(nswitches))
 step_name  = step$(1)-$(word $(1),$(SWITCH_NAMES))
 
 VARIANTS := baseline $(foreach i,$(seq_n),$(call step_name,$(i))) all \
-            $(SWITCH_NAMES:%=all-minus-%) $(IDEAS)
+            $(SWITCH_NAMES:%=all-minus-%) $(IDEAS) $(SMP_DESIGNS)
 
 # The switches each variant turns off.
 VARIANT_OFF_baseline := $(SWITCH_NAMES)

@@ -17,6 +17,7 @@
 #include "drivers/virtio/virtio.h"
 #include "net.h"
 #include "net_internal.h"
+#include "net_lock.h"
 #include "netif_gso.h"
 
 /* Frames fed to lwIP per poll: enough to drain a burst, few enough that
@@ -33,8 +34,13 @@ static int net_init_result = 1;
 bool net_poll(void)
 {
 	/* lwIP and the driver are the boot CPU's (docs/design/smp.md): every
-	 * way into them runs on it, a poll, a socket call (kernel/fd.c). */
+	 * way into them runs on it, a poll, a socket call (kernel/fd.c). Under
+	 * the global lock they are the lock holder's, on any CPU. */
+#if SW_SMP_GLOBAL_LOCK
+	KASSERT(net_lock_held());
+#else
 	KASSERT(on_boot_cpu());
+#endif
 	if (!netif_is_up(&net_if))
 		return false; /* before net_init (the DHCP wait polls too) */
 	net_counters.polls++;

@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include "net_lock.h"
 #include "sock.h"
 
 /* ---- descriptor glue ----------------------------------------------------------- */
@@ -289,6 +290,92 @@ static int sock_ioctl(void *obj, unsigned long req, void *arg)
 	return -ENOTTY;
 }
 
+#if SW_SMP_GLOBAL_LOCK
+/* The same operations, each under the global lock (net_lock.h). */
+static long sock_read_locked(void *obj, void *buf, size_t len)
+{
+	net_lock();
+	long r = sock_read(obj, buf, len);
+	net_unlock();
+	return r;
+}
+
+static long sock_write_locked(void *obj, const void *buf, size_t len)
+{
+	net_lock();
+	long r = sock_write(obj, buf, len);
+	net_unlock();
+	return r;
+}
+
+static long sock_writev_locked(void *obj, const struct iovec *iov, int n)
+{
+	net_lock();
+	long r = sock_writev(obj, iov, n);
+	net_unlock();
+	return r;
+}
+
+static int sock_close_locked(void *obj)
+{
+	net_lock();
+	int r = sock_close(obj);
+	net_unlock();
+	return r;
+}
+
+static int sock_fstat_locked(void *obj, struct stat *st)
+{
+	net_lock();
+	int r = sock_fstat(obj, st);
+	net_unlock();
+	return r;
+}
+
+static short sock_poll_locked(void *obj, short events)
+{
+	net_lock();
+	short r = sock_poll(obj, events);
+	net_unlock();
+	return r;
+}
+
+static int sock_get_flags_locked(void *obj)
+{
+	net_lock();
+	int r = sock_get_flags(obj);
+	net_unlock();
+	return r;
+}
+
+static int sock_set_flags_locked(void *obj, int flags)
+{
+	net_lock();
+	int r = sock_set_flags(obj, flags);
+	net_unlock();
+	return r;
+}
+
+static int sock_ioctl_locked(void *obj, unsigned long req, void *arg)
+{
+	net_lock();
+	int r = sock_ioctl(obj, req, arg);
+	net_unlock();
+	return r;
+}
+
+const struct file_ops sock_ops = {
+	.read = sock_read_locked,
+	.write = sock_write_locked,
+	.writev = sock_writev_locked,
+	.close = sock_close_locked,
+	.fstat = sock_fstat_locked,
+	.poll = sock_poll_locked,
+	.get_flags = sock_get_flags_locked,
+	.set_flags = sock_set_flags_locked,
+	.ioctl = sock_ioctl_locked,
+};
+#else
 const struct file_ops sock_ops = {
 	.read = sock_read,
 	.write = sock_write,
@@ -300,4 +387,5 @@ const struct file_ops sock_ops = {
 	.set_flags = sock_set_flags,
 	.ioctl = sock_ioctl,
 };
+#endif
 

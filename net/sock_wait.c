@@ -10,6 +10,7 @@
 #include <poll.h>
 #include "drivers/virtio/virtio.h"
 #include "net.h"
+#include "net_lock.h"
 #include "sock.h"
 
 /* ---- readiness ------------------------------------------------------------------ */
@@ -79,7 +80,7 @@ static bool sock_wait_ready(void *arg)
 void sock_wait(struct sock *s, short events)
 {
 	struct wait_for w = { s, events };
-	block_on(sock_wait_ready, &w, UINT64_MAX);
+	net_block_on(sock_wait_ready, &w, UINT64_MAX, false);
 }
 
 /* ---- the wait source: the network plus our egress ---------------------------- */
@@ -132,7 +133,7 @@ int sock_net_start(void)
 	int r = net_init();
 	if (r < 0)
 		return -ENETDOWN;
-	executor_set_source(&net_source);
+	net_lock_start(&net_source); /* the executor's source, here or on a CPU of its own */
 	stats_register(net_socket_stats_print); /* printed before the layer's own report */
 	sk.started = true;
 	return 0;

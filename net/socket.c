@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include "net_lock.h"
 #include "sock.h"
 
 static int fail(int e)
@@ -54,7 +55,7 @@ static int install(struct sock *s)
 	return fd;
 }
 
-int socket(int domain, int type, int protocol)
+static int socket_call(int domain, int type, int protocol)
 {
 	int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (domain != AF_INET)
@@ -77,6 +78,14 @@ int socket(int domain, int type, int protocol)
 	return install(s);
 }
 
+int socket(int domain, int type, int protocol)
+{
+	net_lock();
+	int r = socket_call(domain, type, protocol);
+	net_unlock();
+	return r;
+}
+
 static int sockaddr_in_of(const struct sockaddr *addr, socklen_t len, const struct sockaddr_in **sin)
 {
 	if (!addr)
@@ -89,7 +98,7 @@ static int sockaddr_in_of(const struct sockaddr *addr, socklen_t len, const stru
 	return 0;
 }
 
-int bind(int fd, const struct sockaddr *addr, socklen_t len)
+static int bind_call(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	const struct sockaddr_in *sin = NULL;
 	int e = sockaddr_in_of(addr, len, &sin);
@@ -123,6 +132,14 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	return 0;
 }
 
+int bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	net_lock();
+	int r = bind_call(fd, addr, len);
+	net_unlock();
+	return r;
+}
+
 /* Undo a listen() that failed: its first n slot sockets (none holds a
  * connection yet) and the backlog's arrays. */
 static void free_backlog(struct sock *s, int n)
@@ -148,7 +165,7 @@ static void report_first_listen(void)
 
 /* Every backlog entry gets its socket object now, as a socket set with a
  * listen backlog has them (sock.h: the naive scans read them). */
-int listen(int fd, int backlog)
+static int listen_call(int fd, int backlog)
 {
 	struct sock *s = tcp_sock_or_errno(fd);
 	if (!s)
@@ -195,6 +212,14 @@ int listen(int fd, int backlog)
 	return 0;
 }
 
+int listen(int fd, int backlog)
+{
+	net_lock();
+	int r = listen_call(fd, backlog);
+	net_unlock();
+	return r;
+}
+
 static void fill_sockaddr(struct sockaddr *addr, socklen_t *len, const ip_addr_t *ip, uint16_t port)
 {
 	if (!addr || !len)
@@ -220,7 +245,7 @@ static bool accept_ready_cb(void *arg)
 	return accept_ready(arg);
 }
 
-int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+static int accept4_call(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
 	struct sock *s = tcp_sock_or_errno(fd);
 	if (!s)
@@ -234,7 +259,7 @@ int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	while (!accept_ready(s)) {
 		if (s->nonblock)
 			return fail(EAGAIN);
-		block_on(accept_ready_cb, s, UINT64_MAX);
+		net_block_on(accept_ready_cb, s, UINT64_MAX, false);
 	}
 	struct sock *c = s->pending[s->pending_head];
 	KCHECK(s->pending_count > 0 && c && s->slots[s->pending_head]->state == SS_SLOT_READY);
@@ -251,6 +276,14 @@ int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	return install(c);
 }
 
+int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	net_lock();
+	int r = accept4_call(fd, addr, len, flags);
+	net_unlock();
+	return r;
+}
+
 int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	return accept4(fd, addr, len, 0);
@@ -262,7 +295,7 @@ static bool connect_done(void *arg)
 	return s->state != SS_CONNECTING;
 }
 
-int connect(int fd, const struct sockaddr *addr, socklen_t len)
+static int connect_call(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	const struct sockaddr_in *sin = NULL;
 	int e = sockaddr_in_of(addr, len, &sin);
@@ -298,13 +331,21 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	executor_poll();
 	if (s->nonblock && s->state == SS_CONNECTING)
 		return fail(EINPROGRESS);
-	block_on(connect_done, s, UINT64_MAX);
+	net_block_on(connect_done, s, UINT64_MAX, false);
 	if (s->state != SS_CONNECTED)
 		return fail(sock_take_error(s) ? : ECONNREFUSED);
 	return 0;
 }
 
-ssize_t recv(int fd, void *buf, size_t len, int flags)
+int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	net_lock();
+	int r = connect_call(fd, addr, len);
+	net_unlock();
+	return r;
+}
+
+static ssize_t recv_call(int fd, void *buf, size_t len, int flags)
 {
 	struct udp_sock *u = udp_sock_of(fd);
 	if (u)
@@ -329,7 +370,15 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 	return r < 0 ? fail((int)-r) : r;
 }
 
-ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *fromlen)
+ssize_t recv(int fd, void *buf, size_t len, int flags)
+{
+	net_lock();
+	ssize_t r = recv_call(fd, buf, len, flags);
+	net_unlock();
+	return r;
+}
+
+static ssize_t recvfrom_call(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *fromlen)
 {
 	struct udp_sock *u = udp_sock_of(fd);
 	if (u)
@@ -340,7 +389,15 @@ ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from
 	return r;
 }
 
-ssize_t send(int fd, const void *buf, size_t len, int flags)
+ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *fromlen)
+{
+	net_lock();
+	ssize_t r = recvfrom_call(fd, buf, len, flags, from, fromlen);
+	net_unlock();
+	return r;
+}
+
+static ssize_t send_call(int fd, const void *buf, size_t len, int flags)
 {
 	struct udp_sock *u = udp_sock_of(fd);
 	if (u)
@@ -356,7 +413,15 @@ ssize_t send(int fd, const void *buf, size_t len, int flags)
 	return r < 0 ? fail((int)-r) : r;
 }
 
-ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tolen)
+ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+	net_lock();
+	ssize_t r = send_call(fd, buf, len, flags);
+	net_unlock();
+	return r;
+}
+
+static ssize_t sendto_call(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tolen)
 {
 	struct udp_sock *u = udp_sock_of(fd);
 	if (u)
@@ -368,7 +433,15 @@ ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sock
 	return send(fd, buf, len, flags);
 }
 
-int shutdown(int fd, int how)
+ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tolen)
+{
+	net_lock();
+	ssize_t r = sendto_call(fd, buf, len, flags, to, tolen);
+	net_unlock();
+	return r;
+}
+
+static int shutdown_call(int fd, int how)
 {
 	struct sock *s = tcp_sock_or_errno(fd);
 	if (!s)
@@ -390,7 +463,15 @@ int shutdown(int fd, int how)
 	return 0;
 }
 
-int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
+int shutdown(int fd, int how)
+{
+	net_lock();
+	int r = shutdown_call(fd, how);
+	net_unlock();
+	return r;
+}
+
+static int getsockname_call(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	if (!addr || !len)
 		return fail(EFAULT);
@@ -412,7 +493,15 @@ int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 	return 0;
 }
 
-int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
+int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	net_lock();
+	int r = getsockname_call(fd, addr, len);
+	net_unlock();
+	return r;
+}
+
+static int getpeername_call(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	if (!addr || !len)
 		return fail(EFAULT);
@@ -435,6 +524,14 @@ int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 	return 0;
 }
 
+int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	net_lock();
+	int r = getpeername_call(fd, addr, len);
+	net_unlock();
+	return r;
+}
+
 static int int_opt(const void *val, socklen_t len, int *out)
 {
 	if (!val)
@@ -445,7 +542,7 @@ static int int_opt(const void *val, socklen_t len, int *out)
 	return 0;
 }
 
-int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+static int setsockopt_call(int fd, int level, int name, const void *val, socklen_t len)
 {
 	struct sock *s = tcp_sock_or_errno(fd);
 	if (!s)
@@ -511,7 +608,15 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	return fail(ENOPROTOOPT);
 }
 
-int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	net_lock();
+	int r = setsockopt_call(fd, level, name, val, len);
+	net_unlock();
+	return r;
+}
+
+static int getsockopt_call(int fd, int level, int name, void *val, socklen_t *len)
 {
 	struct sock *s = tcp_sock_or_errno(fd);
 	if (!s)
@@ -548,6 +653,14 @@ int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	memcpy(val, &v, sizeof v);
 	*len = sizeof v;
 	return 0;
+}
+
+int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	net_lock();
+	int r = getsockopt_call(fd, level, name, val, len);
+	net_unlock();
+	return r;
 }
 
 /* ---- counters ----------------------------------------------------------------- */

@@ -22,6 +22,7 @@
 #include "kernel/kernel.h"
 #include "lwip/udp.h"
 #include "net_internal.h"
+#include "net_lock.h"
 
 #define UDP_QUEUE 64          /* datagrams a socket holds before dropping */
 #define UDP_MAX_PAYLOAD 65507 /* what fits one IPv4 datagram */
@@ -82,7 +83,7 @@ long udp_sock_recvfrom(struct udp_sock *u, void *buf, size_t len, int flags, str
 	while (!u->count) {
 		if (u->nonblock || (flags & MSG_DONTWAIT))
 			return -EAGAIN;
-		block_on(has_datagram, u, UINT64_MAX);
+		net_block_on(has_datagram, u, UINT64_MAX, false);
 	}
 	struct dgram *d = &u->queue[u->head];
 	size_t n = len < d->p->tot_len ? len : d->p->tot_len;
@@ -199,6 +200,83 @@ static int udp_file_ioctl(void *obj, unsigned long req, void *arg)
 	return -ENOTTY;
 }
 
+#if SW_SMP_GLOBAL_LOCK
+/* The same operations, each under the global lock (net_lock.h). */
+static long udp_file_read_locked(void *obj, void *buf, size_t len)
+{
+	net_lock();
+	long r = udp_file_read(obj, buf, len);
+	net_unlock();
+	return r;
+}
+
+static long udp_file_write_locked(void *obj, const void *buf, size_t len)
+{
+	net_lock();
+	long r = udp_file_write(obj, buf, len);
+	net_unlock();
+	return r;
+}
+
+static int udp_file_close_locked(void *obj)
+{
+	net_lock();
+	int r = udp_file_close(obj);
+	net_unlock();
+	return r;
+}
+
+static int udp_file_fstat_locked(void *obj, struct stat *st)
+{
+	net_lock();
+	int r = udp_file_fstat(obj, st);
+	net_unlock();
+	return r;
+}
+
+static short udp_file_poll_locked(void *obj, short events)
+{
+	net_lock();
+	short r = udp_file_poll(obj, events);
+	net_unlock();
+	return r;
+}
+
+static int udp_file_get_flags_locked(void *obj)
+{
+	net_lock();
+	int r = udp_file_get_flags(obj);
+	net_unlock();
+	return r;
+}
+
+static int udp_file_set_flags_locked(void *obj, int flags)
+{
+	net_lock();
+	int r = udp_file_set_flags(obj, flags);
+	net_unlock();
+	return r;
+}
+
+static int udp_file_ioctl_locked(void *obj, unsigned long req, void *arg)
+{
+	net_lock();
+	int r = udp_file_ioctl(obj, req, arg);
+	net_unlock();
+	return r;
+}
+
+static const struct file_ops udp_ops = {
+	.read = udp_file_read_locked,
+	.write = udp_file_write_locked,
+	.close = udp_file_close_locked,
+	.fstat = udp_file_fstat_locked,
+	.poll = udp_file_poll_locked,
+	.get_flags = udp_file_get_flags_locked,
+	.set_flags = udp_file_set_flags_locked,
+	.ioctl = udp_file_ioctl_locked,
+};
+#else
 static const struct file_ops udp_ops = {
 	.read = udp_file_read,
 	.write = udp_file_write,
@@ -209,6 +287,7 @@ static const struct file_ops udp_ops = {
 	.set_flags = udp_file_set_flags,
 	.ioctl = udp_file_ioctl,
 };
+#endif
 
 /* ---- the calls socket.c hands over ---------------------------------------------- */
 

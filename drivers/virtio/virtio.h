@@ -191,6 +191,8 @@ bool vnet_rx_burst(void);
  * also sends any notification the rings show the device is owed (the CPU
  * may park next). */
 bool vnet_rx_irq_enable(bool on);
+/* The device's interrupts to the calling CPU from now on; -1 if refused. */
+int vnet_route_irqs_here(void);
 
 /* O(1): the driver needs a poll although no frame arrived: a notification the
  * device is owed (lost), or the transmit watchdog's deadline has passed. */

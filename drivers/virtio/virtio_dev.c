@@ -266,6 +266,15 @@ int virtio_bind_irqs(struct virtio_dev *vd, const irq_handler_t *fn, int n)
 	return vd->transport == VIRTIO_TRANSPORT_PCI ? bind_msix(vd, fn, n) : bind_mmio(vd);
 }
 
+int virtio_route_irqs_here(struct virtio_dev *vd)
+{
+	if (vd->transport == VIRTIO_TRANSPORT_MMIO)
+		return ioapic_route_here((int)vd->mmio.irq);
+	for (int i = 0; i < vd->nirqs; i++)
+		pci_msix_route_here(vd->pci.pci, i);
+	return 0;
+}
+
 /* ---- the per-packet path ------------------------------------------------------ */
 
 void virtio_notify(struct virtqueue *vq)

@@ -79,6 +79,9 @@ int virtio_queue_enable(struct virtio_dev *vd, struct virtqueue *vq);
  * prepared; they run in interrupt context and must be short. 0, or -1 after
  * marking the device FAILED with a message. */
 int virtio_bind_irqs(struct virtio_dev *vd, const irq_handler_t *fn, int n);
+/* The bound interrupts to the calling CPU from now on (the network's CPU of
+ * the global-lock design); -1 when the line could not be moved. */
+int virtio_route_irqs_here(struct virtio_dev *vd);
 /* DRIVER_OK, then the status read back: 0, or -1 when the device says it
  * needs a reset or failed. */
 int virtio_driver_ok(struct virtio_dev *vd);

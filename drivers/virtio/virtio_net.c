@@ -138,6 +138,11 @@ void vnet_repair(struct virtqueue *vq, uint64_t *repaired)
 	}
 }
 
+int vnet_route_irqs_here(void)
+{
+	return vnet_dev.present ? virtio_route_irqs_here(&vnet_dev.vd) : -1;
+}
+
 bool vnet_rx_irq_enable(bool on)
 {
 	struct virtqueue *vq = &vnet_dev.rx.vq;

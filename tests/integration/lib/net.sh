@@ -96,6 +96,7 @@
 #                            on GUEST_CONSOLE_FD (Ctrl-T there prints its
 #                            counters); sets NET_EXEC, UK_URL, UK_PID, UK_TMP
 #                            (console in $UK_TMP/console); cleans up at exit
+#                            (UK_QEMU_OPTS: more qemu-run options, e.g. --smp 2)
 #   uk_tap_serve IMAGE ARGS [KERNEL-OPTIONS]
 #                            uk_tap_start, then until httpd's first answer (60 s;
 #                            else FAIL with the console)
@@ -374,7 +375,7 @@ uk_tap_start() {
 	UK_URL=http://$NETNS_GUEST_IP
 	[ "${UK_CONSOLE_IN:-}" != 1 ] || guest_console_in "$UK_TMP/console-in" || fail "no fifo for the console input"
 	guest_start "$UK_TMP/console" "" "${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" \
-		--timeout "${UK_TIMEOUT:-120}" --append "$NETNS_GUEST_NET $kopts -- $args" \
+		--timeout "${UK_TIMEOUT:-120}" ${UK_QEMU_OPTS:-} --append "$NETNS_GUEST_NET $kopts -- $args" \
 		"$ROOT/$BUILD/loader/loader.elf" "$image"
 	UK_PID=$GUEST_PID
 }
