@@ -95,12 +95,20 @@ int ioapic_route_level(int gsi, int vector)
 	return 0;
 }
 
+/* One CPU here: moving the line to the calling CPU routes it again. */
+int ioapic_route_here(int gsi)
+{
+	routed_gsi = gsi;
+	return 0;
+}
+
 /* No PCI here: the PCI transport is never reached. */
 static void never(void) { fail_msg("the PCI transport was reached"); }
 struct pci_dev *pci_find(uint16_t vendor, uint16_t device, int nth) { (void)vendor, (void)device, (void)nth; return NULL; }
 int pci_msix_enable(struct pci_dev *d) { (void)d; never(); return -1; }
 void pci_msix_route(struct pci_dev *d, int entry, int vector) { (void)d, (void)entry, (void)vector; never(); }
 void pci_msix_mask(struct pci_dev *d, int entry, bool masked) { (void)d, (void)entry, (void)masked; never(); }
+void pci_msix_route_here(struct pci_dev *d, int entry) { (void)d, (void)entry; never(); }
 int virtio_pci_probe(struct virtio_pci *vp, struct pci_dev *pci) { (void)vp, (void)pci; never(); return -1; }
 uint8_t virtio_pci_status(struct virtio_pci *vp) { (void)vp; never(); return 0; }
 void virtio_pci_set_status(struct virtio_pci *vp, uint8_t status) { (void)vp, (void)status; never(); }
