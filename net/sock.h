@@ -7,7 +7,8 @@
  *   sock_io.c      the descriptor operations: read, write, writev, close
  *   sock_egress.c  the egress list and the pass that moves bytes into lwIP
  *   sock_wait.c    readiness, waiting, and the network as the executor's source
- *   socket.c       the POSIX socket calls (socket, bind, accept, setsockopt...)
+ *   socket.c       the POSIX socket calls (socket, bind, listen, accept, recv...)
+ *   sock_opt.c     names and options (getsockname, setsockopt...)
  *
  * The hot path of one keep-alive request: a frame arrives -> net_poll() ->
  * lwIP -> sock_on_recv() queues the pbuf; poll() sees POLLIN (sock_wait.c);
@@ -18,9 +19,11 @@
 #ifndef NET_SOCK_H
 #define NET_SOCK_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include "kernel/kernel.h"
 #include "kernel/switches.h"
 #include "lwip/tcp.h"
@@ -187,5 +190,19 @@ err_t sock_rx_queue(struct sock *s, struct pbuf *p);
 size_t sock_rx_take(struct sock *s, void *buf, size_t len);
 void sock_drop_unread(struct sock *s);     /* free unread data, give the window back */
 void sock_window_open(struct tcp_pcb *pcb, size_t n); /* tcp_recved() for any n */
+
+/* ---- socket.c's, for the calls in sock_opt.c too ------------------------- */
+
+/* errno set to e, and -1: a call's failure as POSIX returns it. */
+static inline int sock_fail(int e)
+{
+	errno = e;
+	return -1;
+}
+/* The TCP socket behind fd, or NULL with errno set (EBADF or ENOTSOCK). */
+struct sock *sock_tcp_or_errno(int fd);
+/* An IPv4 address and port into addr, cut to *len, and *len set to the
+ * whole address's size (nothing where addr or len is NULL). */
+void sock_fill_sockaddr(struct sockaddr *addr, socklen_t *len, const ip_addr_t *ip, uint16_t port);
 
 #endif

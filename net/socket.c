@@ -1,9 +1,9 @@
 /*
  * socket.c: POSIX TCP sockets over lwIP's raw API, with Linux's semantics and
  * errno values: the calls themselves (socket, bind, listen, accept, connect,
- * recv/send and friends, shutdown, names and options). UDP descriptors are
- * handed to udp.c; the rest of the TCP layer is in net/sock_*.c (sock.h says
- * which file holds what).
+ * recv/send and friends, shutdown). Names and options are sock_opt.c's. UDP
+ * descriptors are handed to udp.c; the rest of the TCP layer is in
+ * net/sock_*.c (sock.h says which file holds what).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,14 +16,8 @@
 #include "net_lock.h"
 #include "sock.h"
 
-static int fail(int e)
-{
-	errno = e;
-	return -1;
-}
-
 /* The TCP socket behind fd, or NULL with errno set (EBADF or ENOTSOCK). */
-static struct sock *tcp_sock_or_errno(int fd)
+struct sock *sock_tcp_or_errno(int fd)
 {
 	int e = 0;
 	struct sock *s = sock_of(fd, &e);
@@ -35,7 +29,7 @@ static struct sock *tcp_sock_or_errno(int fd)
 /* A UDP call's result (0/length or -errno) as the POSIX call returns it. */
 static ssize_t udp_result(long r)
 {
-	return r < 0 ? fail((int)-r) : r;
+	return r < 0 ? sock_fail((int)-r) : r;
 }
 
 /* ---- the socket calls ----------------------------------------------------------- */
@@ -50,7 +44,7 @@ static int install(struct sock *s)
 			tcp_abort(pcb);
 		}
 		sock_free(s);
-		return fail(-fd);
+		return sock_fail(-fd);
 	}
 	return fd;
 }
@@ -59,21 +53,21 @@ static int socket_call(int domain, int type, int protocol)
 {
 	int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (domain != AF_INET)
-		return fail(EAFNOSUPPORT);
+		return sock_fail(EAFNOSUPPORT);
 	if (base != SOCK_STREAM && base != SOCK_DGRAM)
-		return fail(EINVAL);
+		return sock_fail(EINVAL);
 	if (protocol != 0 && protocol != (base == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))
-		return fail(EPROTONOSUPPORT);
+		return sock_fail(EPROTONOSUPPORT);
 	int r = sock_net_start();
 	if (r < 0)
-		return fail(-r);
+		return sock_fail(-r);
 	if (base == SOCK_DGRAM) {
 		int fd = udp_sock_new((type & SOCK_NONBLOCK) != 0);
-		return fd < 0 ? fail(-fd) : fd;
+		return fd < 0 ? sock_fail(-fd) : fd;
 	}
 	struct sock *s = sock_new(base);
 	if (!s)
-		return fail(ENOMEM);
+		return sock_fail(ENOMEM);
 	s->nonblock = (type & SOCK_NONBLOCK) != 0;
 	return install(s);
 }
@@ -104,27 +98,27 @@ static int bind_call(int fd, const struct sockaddr *addr, socklen_t len)
 	int e = sockaddr_in_of(addr, len, &sin);
 	struct udp_sock *u = udp_sock_of(fd);
 	if (u)
-		return e ? fail(e) : udp_result(udp_sock_bind(u, sin));
-	struct sock *s = tcp_sock_or_errno(fd);
+		return e ? sock_fail(e) : udp_result(udp_sock_bind(u, sin));
+	struct sock *s = sock_tcp_or_errno(fd);
 	if (!s)
 		return -1;
 	if (e)
-		return fail(e);
+		return sock_fail(e);
 	if (s->state != SS_NEW || s->local_port)
-		return fail(EINVAL);
+		return sock_fail(EINVAL);
 	ip_addr_set_ip4_u32(&s->local_ip, sin->sin_addr.s_addr);
 	s->local_port = ntohs(sin->sin_port);
 	/* Find out now whether the port is taken, as Linux does. */
 	struct tcp_pcb *pcb = tcp_new();
 	if (!pcb)
-		return fail(ENOMEM);
+		return sock_fail(ENOMEM);
 	if (s->reuseaddr)
 		ip_set_option(pcb, SOF_REUSEADDR);
 	err_t err = tcp_bind(pcb, &s->local_ip, s->local_port);
 	if (err != ERR_OK) {
 		tcp_abort(pcb);
 		s->local_port = 0;
-		return fail(err == ERR_USE ? EADDRINUSE : EINVAL);
+		return sock_fail(err == ERR_USE ? EADDRINUSE : EINVAL);
 	}
 	s->pcb = pcb;
 	tcp_arg(pcb, s);
@@ -167,13 +161,13 @@ static void report_first_listen(void)
  * listen backlog has them (sock.h: the naive scans read them). */
 static int listen_call(int fd, int backlog)
 {
-	struct sock *s = tcp_sock_or_errno(fd);
+	struct sock *s = sock_tcp_or_errno(fd);
 	if (!s)
 		return -1;
 	if (s->state == SS_LISTENING)
 		return 0;
 	if (s->state != SS_NEW)
-		return fail(EINVAL);
+		return sock_fail(EINVAL);
 	if (backlog < 1)
 		backlog = 1;
 	if (backlog > BACKLOG_MAX)
@@ -185,12 +179,12 @@ static int listen_call(int fd, int backlog)
 	s->slots = calloc((size_t)backlog, sizeof *s->slots);
 	if (!s->pending || !s->slots) {
 		free_backlog(s, 0);
-		return fail(ENOMEM);
+		return sock_fail(ENOMEM);
 	}
 	for (int i = 0; i < backlog; i++) {
 		if (!(s->slots[i] = sock_new_slot())) {
 			free_backlog(s, i);
-			return fail(ENOMEM);
+			return sock_fail(ENOMEM);
 		}
 	}
 	tcp_err(s->pcb, NULL);
@@ -201,7 +195,7 @@ static int listen_call(int fd, int backlog)
 		 * a second socket have the port, but only one may listen on it. */
 		tcp_err(s->pcb, sock_on_err);
 		free_backlog(s, backlog);
-		return fail(err == ERR_USE ? EADDRINUSE : ENOMEM);
+		return sock_fail(err == ERR_USE ? EADDRINUSE : ENOMEM);
 	}
 	s->pcb = lpcb;
 	s->backlog = backlog;
@@ -220,7 +214,7 @@ int listen(int fd, int backlog)
 	return r;
 }
 
-static void fill_sockaddr(struct sockaddr *addr, socklen_t *len, const ip_addr_t *ip, uint16_t port)
+void sock_fill_sockaddr(struct sockaddr *addr, socklen_t *len, const ip_addr_t *ip, uint16_t port)
 {
 	if (!addr || !len)
 		return;
@@ -247,18 +241,18 @@ static bool accept_ready_cb(void *arg)
 
 static int accept4_call(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
-	struct sock *s = tcp_sock_or_errno(fd);
+	struct sock *s = sock_tcp_or_errno(fd);
 	if (!s)
 		return -1;
 	if (s->state != SS_LISTENING)
-		return fail(EINVAL);
+		return sock_fail(EINVAL);
 	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
-		return fail(EINVAL);
+		return sock_fail(EINVAL);
 	executor_poll();
 	sock_touched(s);
 	while (!accept_ready(s)) {
 		if (s->nonblock)
-			return fail(EAGAIN);
+			return sock_fail(EAGAIN);
 		net_block_on(accept_ready_cb, s, UINT64_MAX, false);
 	}
 	struct sock *c = s->pending[s->pending_head];
@@ -270,9 +264,9 @@ static int accept4_call(int fd, struct sockaddr *addr, socklen_t *len, int flags
 	s->accept_ready = s->pending_count > 0; /* stays up while connections wait */
 	c->nonblock = (flags & SOCK_NONBLOCK) != 0;
 	if (c->pcb)
-		fill_sockaddr(addr, len, &c->pcb->remote_ip, c->pcb->remote_port);
+		sock_fill_sockaddr(addr, len, &c->pcb->remote_ip, c->pcb->remote_port);
 	else
-		fill_sockaddr(addr, len, IP4_ADDR_ANY, 0);
+		sock_fill_sockaddr(addr, len, IP4_ADDR_ANY, 0);
 	return install(c);
 }
 
@@ -303,37 +297,37 @@ static int connect_call(int fd, const struct sockaddr *addr, socklen_t len)
 	if (u) {
 		if (addr && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC)
 			e = 0, sin = (const struct sockaddr_in *)addr; /* dissolve the association */
-		return e ? fail(e) : udp_result(udp_sock_connect(u, sin));
+		return e ? sock_fail(e) : udp_result(udp_sock_connect(u, sin));
 	}
-	struct sock *s = tcp_sock_or_errno(fd);
+	struct sock *s = sock_tcp_or_errno(fd);
 	if (!s)
 		return -1;
 	if (e)
-		return fail(e);
+		return sock_fail(e);
 	if (s->state == SS_CONNECTING)
-		return fail(EALREADY);
+		return sock_fail(EALREADY);
 	if (s->state == SS_CONNECTED)
-		return fail(EISCONN);
+		return sock_fail(EISCONN);
 	if (s->state != SS_NEW)
-		return fail(EINVAL);
+		return sock_fail(EINVAL);
 	if (!s->pcb) {
 		s->pcb = tcp_new();
 		if (!s->pcb)
-			return fail(ENOMEM);
+			return sock_fail(ENOMEM);
 	}
 	sock_setup_conn_pcb(s, s->pcb);
 	ip_addr_t ip;
 	ip_addr_set_ip4_u32(&ip, sin->sin_addr.s_addr);
 	err_t err = tcp_connect(s->pcb, &ip, ntohs(sin->sin_port), sock_on_connected);
 	if (err != ERR_OK)
-		return fail(err == ERR_RTE ? ENETUNREACH : err == ERR_USE ? EADDRINUSE : ENOMEM);
+		return sock_fail(err == ERR_RTE ? ENETUNREACH : err == ERR_USE ? EADDRINUSE : ENOMEM);
 	s->state = SS_CONNECTING;
 	executor_poll();
 	if (s->nonblock && s->state == SS_CONNECTING)
-		return fail(EINPROGRESS);
+		return sock_fail(EINPROGRESS);
 	net_block_on(connect_done, s, UINT64_MAX, false);
 	if (s->state != SS_CONNECTED)
-		return fail(sock_take_error(s) ? : ECONNREFUSED);
+		return sock_fail(sock_take_error(s) ? : ECONNREFUSED);
 	return 0;
 }
 
@@ -350,13 +344,13 @@ static ssize_t recv_call(int fd, void *buf, size_t len, int flags)
 	struct udp_sock *u = udp_sock_of(fd);
 	if (u)
 		return udp_result(udp_sock_recvfrom(u, buf, len, flags, NULL, NULL));
-	struct sock *s = tcp_sock_or_errno(fd);
+	struct sock *s = sock_tcp_or_errno(fd);
 	if (!s)
 		return -1;
 	if (flags & MSG_PEEK) {
 		executor_poll();
 		if (!s->rx_len)
-			return s->rx_eof ? 0 : fail(EAGAIN);
+			return s->rx_eof ? 0 : sock_fail(EAGAIN);
 		size_t n = len < s->rx_len ? len : s->rx_len;
 		size_t got = pbuf_copy_partial(s->rx, buf, (u16_t)(n > 0xffff ? 0xffff : n), s->rx_off);
 		net_counters.copied_rx_to_app += got;
@@ -367,7 +361,7 @@ static ssize_t recv_call(int fd, void *buf, size_t len, int flags)
 		s->nonblock = true;
 	long r = sock_read(s, buf, len);
 	s->nonblock = nb;
-	return r < 0 ? fail((int)-r) : r;
+	return r < 0 ? sock_fail((int)-r) : r;
 }
 
 ssize_t recv(int fd, void *buf, size_t len, int flags)
@@ -402,7 +396,7 @@ static ssize_t send_call(int fd, const void *buf, size_t len, int flags)
 	struct udp_sock *u = udp_sock_of(fd);
 	if (u)
 		return udp_result(udp_sock_sendto(u, buf, len, NULL, 0));
-	struct sock *s = tcp_sock_or_errno(fd);
+	struct sock *s = sock_tcp_or_errno(fd);
 	if (!s)
 		return -1;
 	bool nb = s->nonblock;
@@ -410,7 +404,7 @@ static ssize_t send_call(int fd, const void *buf, size_t len, int flags)
 		s->nonblock = true;
 	long r = sock_write(s, buf, len);
 	s->nonblock = nb;
-	return r < 0 ? fail((int)-r) : r;
+	return r < 0 ? sock_fail((int)-r) : r;
 }
 
 ssize_t send(int fd, const void *buf, size_t len, int flags)
@@ -428,7 +422,7 @@ static ssize_t sendto_call(int fd, const void *buf, size_t len, int flags, const
 		return udp_result(udp_sock_sendto(u, buf, len, to, tolen));
 	if (to) {
 		(void)tolen;
-		return fail(EISCONN);
+		return sock_fail(EISCONN);
 	}
 	return send(fd, buf, len, flags);
 }
@@ -443,13 +437,13 @@ ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sock
 
 static int shutdown_call(int fd, int how)
 {
-	struct sock *s = tcp_sock_or_errno(fd);
+	struct sock *s = sock_tcp_or_errno(fd);
 	if (!s)
 		return -1;
 	if (how < SHUT_RD || how > SHUT_RDWR)
-		return fail(EINVAL);
+		return sock_fail(EINVAL);
 	if (s->state != SS_CONNECTED)
-		return fail(ENOTCONN);
+		return sock_fail(ENOTCONN);
 	if (how != SHUT_WR) {
 		/* Nothing more is delivered; what is queued is dropped. */
 		s->rx_eof = true;
@@ -467,198 +461,6 @@ int shutdown(int fd, int how)
 {
 	net_lock();
 	int r = shutdown_call(fd, how);
-	net_unlock();
-	return r;
-}
-
-static int getsockname_call(int fd, struct sockaddr *addr, socklen_t *len)
-{
-	if (!addr || !len)
-		return fail(EFAULT);
-	struct udp_sock *u = udp_sock_of(fd);
-	if (u) {
-		const ip_addr_t *ip;
-		uint16_t port;
-		udp_sock_name(u, false, &ip, &port);
-		fill_sockaddr(addr, len, ip, port);
-		return 0;
-	}
-	struct sock *s = tcp_sock_or_errno(fd);
-	if (!s)
-		return -1;
-	if (s->pcb)
-		fill_sockaddr(addr, len, &s->pcb->local_ip, s->pcb->local_port);
-	else
-		fill_sockaddr(addr, len, &s->local_ip, s->local_port);
-	return 0;
-}
-
-int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
-{
-	net_lock();
-	int r = getsockname_call(fd, addr, len);
-	net_unlock();
-	return r;
-}
-
-static int getpeername_call(int fd, struct sockaddr *addr, socklen_t *len)
-{
-	if (!addr || !len)
-		return fail(EFAULT);
-	struct udp_sock *u = udp_sock_of(fd);
-	if (u) {
-		if (!udp_sock_connected(u))
-			return fail(ENOTCONN);
-		const ip_addr_t *ip;
-		uint16_t port;
-		udp_sock_name(u, true, &ip, &port);
-		fill_sockaddr(addr, len, ip, port);
-		return 0;
-	}
-	struct sock *s = tcp_sock_or_errno(fd);
-	if (!s)
-		return -1;
-	if (!s->pcb || s->state != SS_CONNECTED)
-		return fail(ENOTCONN);
-	fill_sockaddr(addr, len, &s->pcb->remote_ip, s->pcb->remote_port);
-	return 0;
-}
-
-int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
-{
-	net_lock();
-	int r = getpeername_call(fd, addr, len);
-	net_unlock();
-	return r;
-}
-
-static int int_opt(const void *val, socklen_t len, int *out)
-{
-	if (!val)
-		return EFAULT;
-	if (len < sizeof(int))
-		return EINVAL;
-	memcpy(out, val, sizeof *out);
-	return 0;
-}
-
-static int setsockopt_call(int fd, int level, int name, const void *val, socklen_t len)
-{
-	struct sock *s = tcp_sock_or_errno(fd);
-	if (!s)
-		return -1;
-	int v, e;
-	if (level == SOL_SOCKET && name == SO_LINGER) {
-		struct linger lg;
-		if (!val)
-			return fail(EFAULT);
-		if (len < sizeof lg)
-			return fail(EINVAL);
-		memcpy(&lg, val, sizeof lg);
-		/* Only the reset: a close that waits for its data would block. */
-		if (lg.l_onoff && lg.l_linger != 0)
-			return fail(EINVAL);
-		s->reset_on_close = lg.l_onoff != 0;
-		return 0;
-	}
-	if ((e = int_opt(val, len, &v)))
-		return fail(e);
-	if (level == SOL_SOCKET) {
-		switch (name) {
-		case SO_REUSEADDR:
-			s->reuseaddr = v != 0;
-			if (s->pcb) {
-				if (v)
-					ip_set_option(s->pcb, SOF_REUSEADDR);
-				else
-					ip_reset_option(s->pcb, SOF_REUSEADDR);
-			}
-			return 0;
-		case SO_KEEPALIVE:
-			s->keepalive = v != 0;
-			if (s->pcb && s->state != SS_LISTENING) {
-				if (v)
-					ip_set_option(s->pcb, SOF_KEEPALIVE);
-				else
-					ip_reset_option(s->pcb, SOF_KEEPALIVE);
-			}
-			return 0;
-		case SO_SNDBUF:
-			if (s->tx_len)
-				return 0; /* resizing a non-empty ring is not worth it */
-			v = v < SNDBUF_MIN ? SNDBUF_MIN : v > SNDBUF_MAX ? SNDBUF_MAX : v;
-			free(s->tx);
-			s->tx = NULL;
-			s->tx_head = 0;
-			s->tx_cap = (size_t)v;
-			s->tx_cap_set = true;
-			return 0;
-		case SO_RCVBUF:
-			return 0; /* the receive window is lwIP's TCP_WND */
-		}
-		return fail(ENOPROTOOPT);
-	}
-	if (level == IPPROTO_TCP && name == TCP_NODELAY) {
-		/* TCP_NODELAY on means Nagle off. */
-		s->nodelay = v != 0;
-		if (s->pcb && s->state != SS_LISTENING)
-			sock_apply_nodelay(s->pcb, s->nodelay);
-		return 0;
-	}
-	return fail(ENOPROTOOPT);
-}
-
-int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
-{
-	net_lock();
-	int r = setsockopt_call(fd, level, name, val, len);
-	net_unlock();
-	return r;
-}
-
-static int getsockopt_call(int fd, int level, int name, void *val, socklen_t *len)
-{
-	struct sock *s = tcp_sock_or_errno(fd);
-	if (!s)
-		return -1;
-	int v;
-	if (!val || !len)
-		return fail(EFAULT);
-	if (level == SOL_SOCKET && name == SO_LINGER) {
-		struct linger lg = { s->reset_on_close, 0 };
-		if (*len < sizeof lg)
-			return fail(EINVAL);
-		memcpy(val, &lg, sizeof lg);
-		*len = sizeof lg;
-		return 0;
-	}
-	if (*len < sizeof(int))
-		return fail(EINVAL);
-	if (level == SOL_SOCKET && name == SO_ERROR)
-		v = sock_take_error(s);
-	else if (level == SOL_SOCKET && name == SO_REUSEADDR)
-		v = s->reuseaddr;
-	else if (level == SOL_SOCKET && name == SO_KEEPALIVE)
-		v = s->keepalive;
-	else if (level == SOL_SOCKET && name == SO_TYPE)
-		v = s->type;
-	else if (level == SOL_SOCKET && name == SO_SNDBUF)
-		v = (int)s->tx_cap;
-	else if (level == SOL_SOCKET && name == SO_RCVBUF)
-		v = TCP_WND;
-	else if (level == IPPROTO_TCP && name == TCP_NODELAY)
-		v = s->pcb && s->state != SS_LISTENING ? sock_read_nodelay(s->pcb) : s->nodelay;
-	else
-		return fail(ENOPROTOOPT);
-	memcpy(val, &v, sizeof v);
-	*len = sizeof v;
-	return 0;
-}
-
-int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
-{
-	net_lock();
-	int r = getsockopt_call(fd, level, name, val, len);
 	net_unlock();
 	return r;
 }
