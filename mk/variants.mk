@@ -98,3 +98,10 @@ variants: deps
 
 list-variants:
 	@$(foreach v,$(VARIANTS),echo "$(v): off $(or $(VARIANT_OFF_$(v)),nothing)$(if $(IDEA_CFLAGS_$(v)),; $(IDEA_CFLAGS_$(v)))";)
+
+# The SMP designs' images (build/apps/httpd-smp-lock.elf), which the
+# integration tests of the designs boot (tests 73 and 74).
+.PHONY: smp-designs
+smp-designs: deps
+	@for v in $(SMP_DESIGNS); do $(MAKE) --no-print-directory VARIANT=$$v variant >/dev/null || exit 1; done
+TEST_DEPS += smp-designs

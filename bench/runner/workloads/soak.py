@@ -136,6 +136,11 @@ class Workload:
             self.conc[k] = [int(w) for w in words]
         build = os.environ.get("BUILD") or "build"
         self.image = s.str("IMAGE") or f"{build}/apps/httpd.elf"
+        self.smp = s.int("SMP", 1, 64)
+        self.kopts = s.str("KOPTS").split()
+        for w in self.kopts:
+            if not re.fullmatch(r"[a-z0-9_]+(=[A-Za-z0-9_.:,-]+)?", w):
+                raise SpecError(f"KOPTS: '{w}' is not a kernel option (name or name=value)")
         self.loader = f"{build}/loader/loader.elf"
         for f in (self.image, self.loader):
             if not os.path.isfile(os.path.join(ROOT, f)):
@@ -213,9 +218,10 @@ class Workload:
         # QEMU itself is bounded too: every ab run at its limit plus boot and idles.
         nruns = (len(self.conc["CONC_K"]) + len(self.conc["CONC_N"]) + 1) * (self.warm_rounds + 1)
         n = hostlib.NETNS
-        qemu = [os.path.join(ROOT, "tools/qemu-run"), "--net", "tap", "--tap", n["NETNS_TAP"],
+        kopts = "".join(w + " " for w in self.kopts)
+        qemu = [os.path.join(ROOT, "tools/qemu-run"), "--net", "tap", "--tap", n["NETNS_TAP"], "--smp", str(self.smp),
                 "--timeout", str(nruns * self.timeout + 600), "--append",
-                f"ip={n['NETNS_GUEST_IP']} gw={n['NETNS_HOST_IP']} mask={n['NETNS_MASK']} -- -p {PORT} -s -q",
+                f"{kopts}ip={n['NETNS_GUEST_IP']} gw={n['NETNS_HOST_IP']} mask={n['NETNS_MASK']} -- -p {PORT} -s -q",
                 os.path.join(ROOT, self.loader), os.path.join(ROOT, self.image)]
         self.guest = Guest(self.net_exec() + qemu, self.console, os.path.join(batch.raw, "qemu.pid"),
                            os.path.join(batch.raw, "console-in.fifo"))
