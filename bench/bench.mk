@@ -177,7 +177,7 @@ bench-fixes-report:
 
 # ---- soak: a long run that must fail nothing and leak nothing --------------
 # Only the settings given are passed (SOAK_X becomes bench/specs/soak.toml's X).
-SOAK_SETTINGS := KEEPALIVE NEW CONC_K CONC_N TIMEOUT SETTLE SETTLE_MAX WARM_ROUNDS HEADROOM TRIM_SLACK OUT
+SOAK_SETTINGS := KEEPALIVE NEW CONC_K CONC_N TIMEOUT SETTLE SETTLE_MAX WARM_ROUNDS HEADROOM TRIM_SLACK IMAGE SMP KOPTS OUT
 SOAK_ENV = $(strip BUILD=$(BUILD) $(foreach v,$(SOAK_SETTINGS),$(if $(SOAK_$(v)),$(v)='$(SOAK_$(v))')))
 
 .PHONY: soak
