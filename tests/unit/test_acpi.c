@@ -16,21 +16,9 @@
 #include <string.h>
 #include <cmocka.h>
 #include "kernel/acpi.h"
+#include "table_bytes.h"
 
 static const char *why;
-
-static void put32(uint8_t *p, size_t off, uint32_t v) { memcpy(p + off, &v, 4); }
-static void put64(uint8_t *p, size_t off, uint64_t v) { memcpy(p + off, &v, 8); }
-
-/* Sets byte at `at` so that p[0..len) sums to 0. */
-static void fix_sum(uint8_t *p, size_t len, size_t at)
-{
-	p[at] = 0;
-	uint8_t sum = 0;
-	for (size_t i = 0; i < len; i++)
-		sum = (uint8_t)(sum + p[i]);
-	p[at] = (uint8_t)-sum;
-}
 
 /* A table of len bytes with signature sig, its header's length and checksum set. */
 static void make_table(uint8_t *p, size_t len, const char *sig)

@@ -18,21 +18,10 @@
 #include <string.h>
 #include <cmocka.h>
 #include "kernel/smp_tables.h"
+#include "table_bytes.h"
 
 static const char *why;
 static struct smp_cpu_list list;
-
-static void put16(uint8_t *p, size_t off, uint16_t v) { memcpy(p + off, &v, 2); }
-static void put32(uint8_t *p, size_t off, uint32_t v) { memcpy(p + off, &v, 4); }
-
-static void fix_sum(uint8_t *p, size_t len, size_t at)
-{
-	p[at] = 0;
-	uint8_t sum = 0;
-	for (size_t i = 0; i < len; i++)
-		sum = (uint8_t)(sum + p[i]);
-	p[at] = (uint8_t)-sum;
-}
 
 /* ---- the MADT ------------------------------------------------------------ */
 
