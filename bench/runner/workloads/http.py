@@ -79,6 +79,15 @@ class Workload:
         for p in self.placements:
             placement.check(p, self.pin_cores)
         self.emulators = s.words("EMULATORS") or [os.environ.get("QEMU") or "7.2"]
+        self.smp = []
+        for w in s.words("SMP") or ["1"]:
+            if not w.isdigit() or not 1 <= int(w) <= 64 or int(w) in self.smp:
+                raise SpecError(f"SMP takes distinct vCPU counts 1..64, not '{w}'")
+            self.smp.append(int(w))
+        if max(self.smp) > 1 and self.placements != ["none"]:
+            # A placement pins one vCPU thread; with more, which one runs
+            # where would be a placement of its own.
+            raise SpecError("SMP above 1 needs PLACEMENTS=none")
         self.guests = self.resolve_guests(s.words("GUESTS"))
         self.ref = s.str("REF") or next((n for n in self.guests if not n.startswith("native")),
                                         next(iter(self.guests)))
@@ -104,10 +113,18 @@ class Workload:
             except ValueError as e:
                 print(f"{e}\nbench: skipping guest '{g}'")
                 continue
-            if r["name"] in out:
-                raise SpecError(f"guest name {r['name']} given twice")
-            r["spec"] = g
-            out[r["name"]] = r
+            r["spec"], r["smp"] = g, 1
+            # Each VM guest at each vCPU count (SMP): NAME at 1, NAME-smpN
+            # beyond, the unikernel told to start its CPUs (smp=N).
+            for n in self.smp if r["kind"] != "native" else [1]:
+                v = dict(r, smp=n)
+                if n > 1:
+                    v["name"] = f"{r['name']}-smp{n}"
+                    if r["kind"] == "uk":
+                        v["prefix"] = f"smp={n} {r['prefix']}".strip()
+                if v["name"] in out:
+                    raise SpecError(f"guest name {v['name']} given twice")
+                out[v["name"]] = v
         if not out:
             raise SpecError("no guest to measure")
         return out
@@ -271,7 +288,7 @@ class Workload:
             port = hostlib.free_port()
             net = ["--net", backend, "--hostfwd", f"{port}:{APP_PORT}"]
             url, netargs = f"http://127.0.0.1:{port}/", USER_GUEST_NET
-        args = ["tools/qemu-run"] + net + ["--timeout", str(limit)]
+        args = ["tools/qemu-run"] + net + ["--timeout", str(limit), "--smp", str(g["smp"])]
         insns_ctl = None
         if counted:
             insns_ctl = os.path.join(self.batch.raw, "insns-ctl.fifo")
