@@ -127,8 +127,9 @@ static unsigned long signals_run;
 
 bool executor_poll(void)
 {
-	stats_service();
-	if (signal_service())
+	if (!SMP_DESIGN || on_boot_cpu())
+		stats_service();
+	if (signal_service_here())
 		signals_run++;
 	bool progress = poll_source();
 	if (timer_run_expired())
@@ -244,7 +245,7 @@ static __attribute__((noinline, noclone)) enum spin_end wait_spin(uint64_t windo
 			}
 			pauses += spin_relax();
 		}
-		if (signal_pending()) {
+		if (signal_pending_here()) {
 			end = SPIN_POSTED;
 			break;
 		}

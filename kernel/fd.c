@@ -9,8 +9,9 @@
  * object (a handler's close of the same descriptor finds it gone, and a
  * descriptor the poll installs may take its number).
  *
- * The table is the boot CPU's, as the app and the socket layer are
- * (docs/design/smp.md): debug builds check that no other CPU enters it.
+ * The table is the boot CPU's, as the app is (docs/design/smp.md), lent to
+ * the network core while it runs a call the app handed it and waits for
+ * (kernel/handoff.c): debug builds check that no other CPU enters it.
  */
 #include <errno.h>
 #include "kernel.h"
@@ -26,7 +27,7 @@ static int nopen; /* slots in use */
 
 int fd_install(const struct file_ops *ops, void *obj)
 {
-	KASSERT(on_boot_cpu());
+	KASSERT(acting_for_app());
 	for (int fd = 0; fd < FD_MAX; fd++) {
 		if (!table[fd].ops) {
 			table[fd] = (struct fd_slot){ ops, obj };
@@ -39,7 +40,7 @@ int fd_install(const struct file_ops *ops, void *obj)
 
 int fd_lookup(int fd, const struct file_ops **ops, void **obj)
 {
-	KASSERT(on_boot_cpu());
+	KASSERT(acting_for_app());
 	if (fd < 0 || fd >= FD_MAX || !table[fd].ops)
 		return -EBADF;
 	*ops = table[fd].ops;
@@ -59,7 +60,7 @@ int fd_close(int fd)
 
 void fd_release(int fd)
 {
-	KASSERT(on_boot_cpu());
+	KASSERT(acting_for_app());
 	if (fd >= 0 && fd < FD_MAX && table[fd].ops) {
 		table[fd] = (struct fd_slot){ 0, 0 };
 		nopen--;

@@ -85,6 +85,12 @@ bool signal_pending(void);
 /* Deliver the pending signals (wait loops); true when a handler ran, which
  * ends an interruptible wait with EINTR. */
 bool signal_service(void);
+/* The same for this CPU's wait loop: the app's CPU's alone under an SMP
+ * design (switches.h), the status key only while its signals are held. */
+bool signal_pending_here(void);
+bool signal_service_here(void);
+/* A signal (not the status key) is posted and not yet delivered. */
+bool signal_posted(void);
 
 /* ---- failure and exit ------------------------------------------------------ */
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);

@@ -9,7 +9,7 @@ KERNEL_SRCS := kernel/start.S kernel/pvh.S kernel/pvh_boot.c kernel/isr.S kernel
                kernel/options.c kernel/clock_sources.c kernel/tsc_rate.c kernel/acpi.c \
                kernel/acpi_tables.c kernel/acpi_dsdt.c kernel/acpi_aml.c kernel/acpi_crs.c kernel/mmio_windows.c \
                kernel/smp.c kernel/smp_tables.c kernel/trampoline.S kernel/trampoline.c kernel/ipi.c \
-               kernel/spinlock.c kernel/malloc_lock.c
+               kernel/spinlock.c kernel/malloc_lock.c kernel/handoff.c
 # The PVH entry (pvh.S, pvh_boot.c) runs the loader's CPU check, built here
 # from loader/cpu.c, before SSE is on: both are built without SSE.
 KERNEL_OBJS := $(KERNEL_SRCS:%=$(BUILD)/%.o) $(BOOT_KERNEL_OBJS) $(BUILD)/kernel/loader_cpu.c.o

@@ -1,7 +1,7 @@
 /*
  * malloc_lock.c: newlib's heap under a lock, for the designs in which a CPU
- * other than the boot CPU frees or allocates (the global-lock design's
- * network CPU frees a socket lwIP let go of). newlib calls __malloc_lock and
+ * other than the boot CPU frees or allocates (the network's CPU frees a
+ * socket lwIP let go of, in the global-lock design and the network core's). newlib calls __malloc_lock and
  * __malloc_unlock around every heap operation, nested on one CPU (realloc
  * calls malloc); its own are empty in this build. Without such a design they
  * are not defined here, and the heap stays the boot CPU's alone, at no cost.
@@ -11,7 +11,7 @@
 #include "spinlock.h"
 #include "switches.h"
 
-#if SW_SMP_GLOBAL_LOCK
+#if SMP_DESIGN
 
 struct _reent;
 

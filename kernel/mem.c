@@ -100,7 +100,7 @@ static uint64_t take_off_top(struct phys_range *free, int *n, uint64_t bytes)
 
 void *kernel_sbrk(intptr_t incr)
 {
-#if SW_SMP_GLOBAL_LOCK
+#if SMP_DESIGN
 	KASSERT(malloc_lock_held()); /* newlib's heap is shared then (malloc_lock.c) */
 #else
 	KASSERT(on_boot_cpu());

@@ -61,6 +61,10 @@ struct percpu {
 	bool device_quiet;          /* its last park heard nothing from the source */
 	bool in_source_poll;        /* the source is being polled: no wait may begin */
 	struct ple_model ple;       /* a KVM host's pause filters for this vCPU, as ple.h models them */
+	bool signals_held;          /* the app's CPU waits for a call another CPU runs for it: its
+				     * signals wait for the answer (handoff.c) */
+	uint32_t lent;              /* calls of the app's this CPU is running (handoff.c): while one
+				     * runs, what the app owns (the descriptor table) is lent to it */
 
 	/* Timers (timer.c). */
 	struct timerq *timers;      /* this CPU's timer heap */
@@ -103,6 +107,9 @@ static inline uint32_t cpu_id(void) { return this_cpu()->cpu; }
  * heap and the pages (docs/design/smp.md): KASSERT(on_boot_cpu()) where
  * they are entered catches another CPU touching them in debug builds. */
 static inline bool on_boot_cpu(void) { return this_cpu()->cpu == 0; }
+/* The app's own state may be touched here: on its CPU, or on one running a
+ * call it handed over and is waiting for (handoff.c). */
+static inline bool acting_for_app(void) { return this_cpu()->cpu == 0 || this_cpu()->lent; }
 /* This CPU holds newlib's heap lock (malloc_lock.c, with a design that
  * shares the heap between CPUs). */
 bool malloc_lock_held(void);

@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "handoff.h"
 #include "kernel.h"
 
 /* ---- poll -------------------------------------------------------------------- */
@@ -47,30 +48,44 @@ static bool scan(void *arg)
 	return ps->ready > 0;
 }
 
-int poll(struct pollfd *fds, nfds_t nfds, int timeout_ms)
+/* poll() after its checks; on the network core, run there (handoff.h), so
+ * that the scan reads the sockets on the CPU that owns them and the wait
+ * is the network's own. */
+static int poll_wait(struct pollfd *fds, nfds_t nfds, int timeout_ms, uint64_t deadline)
 {
-	if (nfds > FD_MAX || (nfds && !fds)) {
-		errno = EINVAL;
-		return -1;
-	}
 	struct poll_set ps = { fds, nfds, 0 };
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : clock_ns() + (uint64_t)timeout_ms * 1000000;
 	if (timeout_ms == 0) {
 		executor_poll(); /* a zero timeout still lets pending work land */
-		if (scan(&ps))
-			trace_mark(TP_POLL);
+		scan(&ps);
 		return ps.ready;
 	}
-	int r = block_on_intr(scan, &ps, deadline);
+	int r = handoff_block_on(scan, &ps, deadline, true);
 	if (r == -EINTR) { /* a signal's handler ran (the console's Ctrl-C) */
 		errno = EINTR;
 		return -1;
 	}
 	if (r < 0)
 		scan(&ps); /* timed out: report the final state (normally 0) */
-	if (ps.ready)
-		trace_mark(TP_POLL);
 	return ps.ready;
+}
+
+static long poll_call(const long *a)
+{
+	return poll_wait((struct pollfd *)a[0], (nfds_t)a[1], (int)a[2], (uint64_t)a[3]);
+}
+
+int poll(struct pollfd *fds, nfds_t nfds, int timeout_ms)
+{
+	if (nfds > FD_MAX || (nfds && !fds)) {
+		errno = EINVAL;
+		return -1;
+	}
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : clock_ns() + (uint64_t)timeout_ms * 1000000;
+	const long args[] = { (long)fds, (long)nfds, timeout_ms, (long)deadline };
+	int r = (int)handoff_call(poll_call, args);
+	if (r > 0)
+		trace_mark(TP_POLL);
+	return r;
 }
 
 /* ---- fcntl, ioctl ------------------------------------------------------------ */

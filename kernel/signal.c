@@ -18,6 +18,8 @@
 #include <signal.h>
 #include <string.h>
 #include "kernel.h"
+#include "percpu.h"
+#include "switches.h"
 
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -55,6 +57,35 @@ void signal_post(int sig)
 bool signal_pending(void)
 {
 	return pending != 0 || console_status_requested;
+}
+
+/* The signals are the app's: with the network on a CPU of its own, only the
+ * app's CPU delivers them, and not while it waits for a call the network's
+ * CPU runs for it (handoff.c relays them there, and they are delivered once
+ * the answer is back); the status key it serves in any wait. */
+bool signal_pending_here(void)
+{
+#if SMP_DESIGN
+	if (!on_boot_cpu())
+		return false;
+	if (this_cpu()->signals_held)
+		return console_status_requested;
+#endif
+	return signal_pending();
+}
+
+bool signal_service_here(void)
+{
+#if SMP_DESIGN
+	if (!on_boot_cpu() || this_cpu()->signals_held)
+		return false;
+#endif
+	return signal_service();
+}
+
+bool signal_posted(void)
+{
+	return pending != 0;
 }
 
 /* An ignored signal is dropped and interrupts nothing; one left at its

@@ -122,4 +122,22 @@
 #define SW_SMP_GLOBAL_LOCK 0
 #endif
 
+/* The network core: with smp=2 or more, CPU 1 owns lwIP, the driver and the
+ * socket layer, and the application's CPU hands each socket call (and each
+ * poll()) to it through single-producer single-consumer rings and waits for
+ * the answer (kernel/handoff.c, net/net_core.c); no lock on the way. With
+ * one CPU the calls run where they are made, as without it. Off (0) nothing
+ * of it is compiled in. make VARIANT=smp-netcore. */
+#ifndef SW_SMP_NET_CORE
+#define SW_SMP_NET_CORE 0
+#endif
+
+#if SW_SMP_GLOBAL_LOCK && SW_SMP_NET_CORE
+#error "one SMP design at a time: SW_SMP_GLOBAL_LOCK or SW_SMP_NET_CORE"
+#endif
+/* A design that puts the network on a CPU other than the application's:
+ * newlib's heap is then shared (kernel/malloc_lock.c), and only the boot
+ * CPU, which runs the application, delivers its signals. */
+#define SMP_DESIGN (SW_SMP_GLOBAL_LOCK || SW_SMP_NET_CORE)
+
 #endif

@@ -105,7 +105,7 @@ void cpu_park(uint64_t deadline_ns, volatile bool *wake_flag)
 	irq_disable();
 	/* A signal posted since the wait loop last looked (the console's Ctrl-C)
 	 * is delivered by that loop, not after the next unrelated interrupt. */
-	if ((wake_flag && *wake_flag) || signal_pending()) {
+	if ((wake_flag && *wake_flag) || signal_pending_here()) {
 		irq_enable();
 		return;
 	}

@@ -47,8 +47,10 @@ IDEA_CFLAGS_idea-fast-wake   := -DIDEA_FAST_WAKE=1
 VARIANT_OFF_idea-accept-skip := listener-flag
 # The designs for more than one CPU (issue 39), each `all` with one turned on:
 #   smp-lock          one global lock around the network, CPU 1 its loop (smp=2)
-SMP_DESIGNS := smp-lock
+#   smp-netcore       CPU 1 owns the network; the app's calls reach it by rings (smp=2)
+SMP_DESIGNS := smp-lock smp-netcore
 IDEA_CFLAGS_smp-lock := -DSW_SMP_GLOBAL_LOCK=1
+IDEA_CFLAGS_smp-netcore := -DSW_SMP_NET_CORE=1
 # Variants whose change reaches into lwIP's own options get a build of it.
 IDEAS_OWN_LWIP := idea-buf4k
 

@@ -35,9 +35,12 @@ bool net_poll(void)
 {
 	/* lwIP and the driver are the boot CPU's (docs/design/smp.md): every
 	 * way into them runs on it, a poll, a socket call (kernel/fd.c). Under
-	 * the global lock they are the lock holder's, on any CPU. */
+	 * the global lock they are the lock holder's, on any CPU; with the
+	 * network core, its CPU's. */
 #if SW_SMP_GLOBAL_LOCK
 	KASSERT(net_lock_held());
+#elif SW_SMP_NET_CORE
+	KASSERT(handoff_serving() ? !on_boot_cpu() : on_boot_cpu()); /* the network core's */
 #else
 	KASSERT(on_boot_cpu());
 #endif

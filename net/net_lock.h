@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "kernel/handoff.h"
 #include "kernel/kernel.h"
 #include "kernel/switches.h"
 
@@ -35,11 +36,12 @@ void net_lock_start(const struct wait_source *net_source);
 
 static inline void net_lock(void) {}
 static inline void net_unlock(void) {}
+/* Without the lock a wait is the executor's, or, on the network core, one
+ * a relayed signal ends (kernel/handoff.h). */
 static inline int net_block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns, bool intr)
 {
-	return intr ? block_on_intr(ready, ctx, deadline_ns) : block_on(ready, ctx, deadline_ns);
+	return handoff_block_on(ready, ctx, deadline_ns, intr);
 }
-static inline void net_lock_start(const struct wait_source *net_source) { executor_set_source(net_source); }
 
 #endif
 

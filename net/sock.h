@@ -72,6 +72,7 @@ struct sock {
 	enum sock_state state;
 	int type;                /* SOCK_STREAM */
 	bool nonblock;           /* O_NONBLOCK */
+	bool connect_restart;    /* a blocking connect's wait ended for a signal: its call comes again */
 	struct tcp_pcb *pcb;     /* NULL once lwIP has freed it */
 	int error;               /* pending error (errno value) for the next call / SO_ERROR */
 	ip_addr_t local_ip;      /* bind() address until the pcb exists */
@@ -172,7 +173,7 @@ static inline bool sock_rx_consistent(const struct sock *s)
 /* ---- sock_wait.c: readiness and waiting ------------------------------------------ */
 bool sock_listener_ready(struct sock *s);
 short sock_poll(void *obj, short events);
-void sock_wait(struct sock *s, short events); /* block until ready for events */
+int sock_wait(struct sock *s, short events); /* block until ready for events; -EINTR: see handoff.h */
 int sock_net_start(void);                  /* first socket: start the network; 0 or -errno */
 
 /* ---- sock_io.c: the descriptor operations ----------------------------------------- */

@@ -13,7 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include "net_lock.h"
+#include "net_entry.h"
 #include "sock.h"
 
 /* ---- descriptor glue ----------------------------------------------------------- */
@@ -51,7 +51,8 @@ long sock_read(void *obj, void *buf, size_t len)
 	while (!s->rx_len && !s->rx_eof && !s->error && s->state != SS_CLOSED) {
 		if (s->nonblock)
 			return -EAGAIN;
-		sock_wait(s, POLLIN);
+		if (sock_wait(s, POLLIN) < 0)
+			return -EINTR; /* on the network core, for a signal: shipped again (handoff.h) */
 	}
 	sock_touched(s);
 	if (!s->rx_len) {
@@ -161,7 +162,8 @@ static long send_pieces(struct sock *s, const struct iovec *iov, int n, bool flu
 				continue;
 			if (s->nonblock)
 				return total ? total : -EAGAIN;
-			sock_wait(s, POLLOUT);
+			if (sock_wait(s, POLLOUT) < 0)
+				return total ? total : -EINTR; /* as for a signal on Linux */
 			if ((e = send_blocker(s)))
 				return total ? total : -e;
 		}
@@ -290,90 +292,118 @@ static int sock_ioctl(void *obj, unsigned long req, void *arg)
 	return -ENOTTY;
 }
 
-#if SW_SMP_GLOBAL_LOCK
-/* The same operations, each under the global lock (net_lock.h). */
-static long sock_read_locked(void *obj, void *buf, size_t len)
+#if SMP_DESIGN
+/* The same operations, each entered as the SMP design says (net_entry.h):
+ * under the global lock, or handed to the network core. */
+static long sock_read_entry(const long *a)
 {
-	net_lock();
-	long r = sock_read(obj, buf, len);
-	net_unlock();
-	return r;
+	return sock_read((void *)a[0], (void *)a[1], (size_t)a[2]);
 }
 
-static long sock_write_locked(void *obj, const void *buf, size_t len)
+static long sock_read_entered(void *obj, void *buf, size_t len)
 {
-	net_lock();
-	long r = sock_write(obj, buf, len);
-	net_unlock();
-	return r;
+	const long a[] = { (long)obj, (long)buf, (long)len };
+	return net_run(sock_read_entry, a);
 }
 
-static long sock_writev_locked(void *obj, const struct iovec *iov, int n)
+static long sock_write_entry(const long *a)
 {
-	net_lock();
-	long r = sock_writev(obj, iov, n);
-	net_unlock();
-	return r;
+	return sock_write((void *)a[0], (const void *)a[1], (size_t)a[2]);
 }
 
-static int sock_close_locked(void *obj)
+static long sock_write_entered(void *obj, const void *buf, size_t len)
 {
-	net_lock();
-	int r = sock_close(obj);
-	net_unlock();
-	return r;
+	const long a[] = { (long)obj, (long)buf, (long)len };
+	return net_run(sock_write_entry, a);
 }
 
-static int sock_fstat_locked(void *obj, struct stat *st)
+static long sock_writev_entry(const long *a)
 {
-	net_lock();
-	int r = sock_fstat(obj, st);
-	net_unlock();
-	return r;
+	return sock_writev((void *)a[0], (const struct iovec *)a[1], (int)a[2]);
 }
 
-static short sock_poll_locked(void *obj, short events)
+static long sock_writev_entered(void *obj, const struct iovec *iov, int n)
 {
-	net_lock();
-	short r = sock_poll(obj, events);
-	net_unlock();
-	return r;
+	const long a[] = { (long)obj, (long)iov, (long)n };
+	return net_run(sock_writev_entry, a);
 }
 
-static int sock_get_flags_locked(void *obj)
+static long sock_close_entry(const long *a)
 {
-	net_lock();
-	int r = sock_get_flags(obj);
-	net_unlock();
-	return r;
+	return sock_close((void *)a[0]);
 }
 
-static int sock_set_flags_locked(void *obj, int flags)
+static int sock_close_entered(void *obj)
 {
-	net_lock();
-	int r = sock_set_flags(obj, flags);
-	net_unlock();
-	return r;
+	const long a[] = { (long)obj };
+	return (int)net_run(sock_close_entry, a);
 }
 
-static int sock_ioctl_locked(void *obj, unsigned long req, void *arg)
+static long sock_fstat_entry(const long *a)
 {
-	net_lock();
-	int r = sock_ioctl(obj, req, arg);
-	net_unlock();
-	return r;
+	return sock_fstat((void *)a[0], (struct stat *)a[1]);
+}
+
+static int sock_fstat_entered(void *obj, struct stat *st)
+{
+	const long a[] = { (long)obj, (long)st };
+	return (int)net_run(sock_fstat_entry, a);
+}
+
+static long sock_poll_entry(const long *a)
+{
+	return sock_poll((void *)a[0], (short)a[1]);
+}
+
+static short sock_poll_entered(void *obj, short events)
+{
+	const long a[] = { (long)obj, (long)events };
+	return (short)net_run(sock_poll_entry, a);
+}
+
+static long sock_get_flags_entry(const long *a)
+{
+	return sock_get_flags((void *)a[0]);
+}
+
+static int sock_get_flags_entered(void *obj)
+{
+	const long a[] = { (long)obj };
+	return (int)net_run(sock_get_flags_entry, a);
+}
+
+static long sock_set_flags_entry(const long *a)
+{
+	return sock_set_flags((void *)a[0], (int)a[1]);
+}
+
+static int sock_set_flags_entered(void *obj, int flags)
+{
+	const long a[] = { (long)obj, (long)flags };
+	return (int)net_run(sock_set_flags_entry, a);
+}
+
+static long sock_ioctl_entry(const long *a)
+{
+	return sock_ioctl((void *)a[0], (unsigned long)a[1], (void *)a[2]);
+}
+
+static int sock_ioctl_entered(void *obj, unsigned long req, void *arg)
+{
+	const long a[] = { (long)obj, (long)req, (long)arg };
+	return (int)net_run(sock_ioctl_entry, a);
 }
 
 const struct file_ops sock_ops = {
-	.read = sock_read_locked,
-	.write = sock_write_locked,
-	.writev = sock_writev_locked,
-	.close = sock_close_locked,
-	.fstat = sock_fstat_locked,
-	.poll = sock_poll_locked,
-	.get_flags = sock_get_flags_locked,
-	.set_flags = sock_set_flags_locked,
-	.ioctl = sock_ioctl_locked,
+	.read = sock_read_entered,
+	.write = sock_write_entered,
+	.writev = sock_writev_entered,
+	.close = sock_close_entered,
+	.fstat = sock_fstat_entered,
+	.poll = sock_poll_entered,
+	.get_flags = sock_get_flags_entered,
+	.set_flags = sock_set_flags_entered,
+	.ioctl = sock_ioctl_entered,
 };
 #else
 const struct file_ops sock_ops = {

@@ -1,8 +1,8 @@
 /*
  * sock_opt.c: a socket's names and options: getsockname, getpeername,
  * setsockopt, getsockopt, with Linux's semantics and errno values, for TCP
- * sockets and the UDP descriptors udp.c keeps. Each call takes the network
- * lock (net_lock.h) around its look at the socket, as socket.c's do.
+ * sockets and the UDP descriptors udp.c keeps. Each call enters the network
+ * as the SMP design says (net_entry.h), as socket.c's do.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include "net_lock.h"
+#include "net_entry.h"
 #include "sock.h"
 
 static int getsockname_call(int fd, struct sockaddr *addr, socklen_t *len)
@@ -35,12 +35,15 @@ static int getsockname_call(int fd, struct sockaddr *addr, socklen_t *len)
 	return 0;
 }
 
+static long getsockname_entry(const long *a)
+{
+	return getsockname_call((int)a[0], (struct sockaddr *)a[1], (socklen_t *)a[2]);
+}
+
 int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 {
-	net_lock();
-	int r = getsockname_call(fd, addr, len);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)addr, (long)len };
+	return (int)net_run(getsockname_entry, a);
 }
 
 static int getpeername_call(int fd, struct sockaddr *addr, socklen_t *len)
@@ -66,12 +69,15 @@ static int getpeername_call(int fd, struct sockaddr *addr, socklen_t *len)
 	return 0;
 }
 
+static long getpeername_entry(const long *a)
+{
+	return getpeername_call((int)a[0], (struct sockaddr *)a[1], (socklen_t *)a[2]);
+}
+
 int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 {
-	net_lock();
-	int r = getpeername_call(fd, addr, len);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)addr, (long)len };
+	return (int)net_run(getpeername_entry, a);
 }
 
 static int int_opt(const void *val, socklen_t len, int *out)
@@ -150,12 +156,15 @@ static int setsockopt_call(int fd, int level, int name, const void *val, socklen
 	return sock_fail(ENOPROTOOPT);
 }
 
+static long setsockopt_entry(const long *a)
+{
+	return setsockopt_call((int)a[0], (int)a[1], (int)a[2], (const void *)a[3], (socklen_t)a[4]);
+}
+
 int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
-	net_lock();
-	int r = setsockopt_call(fd, level, name, val, len);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)level, (long)name, (long)val, (long)len };
+	return (int)net_run(setsockopt_entry, a);
 }
 
 static int getsockopt_call(int fd, int level, int name, void *val, socklen_t *len)
@@ -197,10 +206,13 @@ static int getsockopt_call(int fd, int level, int name, void *val, socklen_t *le
 	return 0;
 }
 
+static long getsockopt_entry(const long *a)
+{
+	return getsockopt_call((int)a[0], (int)a[1], (int)a[2], (void *)a[3], (socklen_t *)a[4]);
+}
+
 int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
-	net_lock();
-	int r = getsockopt_call(fd, level, name, val, len);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)level, (long)name, (long)val, (long)len };
+	return (int)net_run(getsockopt_entry, a);
 }

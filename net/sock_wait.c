@@ -10,7 +10,7 @@
 #include <poll.h>
 #include "drivers/virtio/virtio.h"
 #include "net.h"
-#include "net_lock.h"
+#include "net_entry.h"
 #include "sock.h"
 
 /* ---- readiness ------------------------------------------------------------------ */
@@ -77,10 +77,10 @@ static bool sock_wait_ready(void *arg)
 	return sock_poll(w->s, w->events) & (w->events | POLLERR | POLLHUP);
 }
 
-void sock_wait(struct sock *s, short events)
+int sock_wait(struct sock *s, short events)
 {
 	struct wait_for w = { s, events };
-	net_block_on(sock_wait_ready, &w, UINT64_MAX, false);
+	return net_block_on(sock_wait_ready, &w, UINT64_MAX, false);
 }
 
 /* ---- the wait source: the network plus our egress ---------------------------- */
@@ -133,7 +133,7 @@ int sock_net_start(void)
 	int r = net_init();
 	if (r < 0)
 		return -ENETDOWN;
-	net_lock_start(&net_source); /* the executor's source, here or on a CPU of its own */
+	net_loop_start(&net_source); /* the executor's source, here or on a CPU of its own */
 	stats_register(net_socket_stats_print); /* printed before the layer's own report */
 	sk.started = true;
 	return 0;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include "net_lock.h"
+#include "net_entry.h"
 #include "sock.h"
 
 /* The TCP socket behind fd, or NULL with errno set (EBADF or ENOTSOCK). */
@@ -72,12 +72,15 @@ static int socket_call(int domain, int type, int protocol)
 	return install(s);
 }
 
+static long socket_entry(const long *a)
+{
+	return socket_call((int)a[0], (int)a[1], (int)a[2]);
+}
+
 int socket(int domain, int type, int protocol)
 {
-	net_lock();
-	int r = socket_call(domain, type, protocol);
-	net_unlock();
-	return r;
+	const long a[] = { (long)domain, (long)type, (long)protocol };
+	return (int)net_run(socket_entry, a);
 }
 
 static int sockaddr_in_of(const struct sockaddr *addr, socklen_t len, const struct sockaddr_in **sin)
@@ -126,12 +129,15 @@ static int bind_call(int fd, const struct sockaddr *addr, socklen_t len)
 	return 0;
 }
 
+static long bind_entry(const long *a)
+{
+	return bind_call((int)a[0], (const struct sockaddr *)a[1], (socklen_t)a[2]);
+}
+
 int bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	net_lock();
-	int r = bind_call(fd, addr, len);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)addr, (long)len };
+	return (int)net_run(bind_entry, a);
 }
 
 /* Undo a listen() that failed: its first n slot sockets (none holds a
@@ -206,12 +212,15 @@ static int listen_call(int fd, int backlog)
 	return 0;
 }
 
+static long listen_entry(const long *a)
+{
+	return listen_call((int)a[0], (int)a[1]);
+}
+
 int listen(int fd, int backlog)
 {
-	net_lock();
-	int r = listen_call(fd, backlog);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)backlog };
+	return (int)net_run(listen_entry, a);
 }
 
 void sock_fill_sockaddr(struct sockaddr *addr, socklen_t *len, const ip_addr_t *ip, uint16_t port)
@@ -253,7 +262,8 @@ static int accept4_call(int fd, struct sockaddr *addr, socklen_t *len, int flags
 	while (!accept_ready(s)) {
 		if (s->nonblock)
 			return sock_fail(EAGAIN);
-		net_block_on(accept_ready_cb, s, UINT64_MAX, false);
+		if (net_block_on(accept_ready_cb, s, UINT64_MAX, false) < 0)
+			return sock_fail(EINTR); /* on the network core, for a signal: shipped again */
 	}
 	struct sock *c = s->pending[s->pending_head];
 	KCHECK(s->pending_count > 0 && c && s->slots[s->pending_head]->state == SS_SLOT_READY);
@@ -270,12 +280,15 @@ static int accept4_call(int fd, struct sockaddr *addr, socklen_t *len, int flags
 	return install(c);
 }
 
+static long accept4_entry(const long *a)
+{
+	return accept4_call((int)a[0], (struct sockaddr *)a[1], (socklen_t *)a[2], (int)a[3]);
+}
+
 int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
-	net_lock();
-	int r = accept4_call(fd, addr, len, flags);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)addr, (long)len, (long)flags };
+	return (int)net_run(accept4_entry, a);
 }
 
 int accept(int fd, struct sockaddr *addr, socklen_t *len)
@@ -304,6 +317,10 @@ static int connect_call(int fd, const struct sockaddr *addr, socklen_t len)
 		return -1;
 	if (e)
 		return sock_fail(e);
+	if (s->state == SS_CONNECTING && s->connect_restart) {
+		s->connect_restart = false; /* the same call, shipped again after a signal */
+		goto wait;
+	}
 	if (s->state == SS_CONNECTING)
 		return sock_fail(EALREADY);
 	if (s->state == SS_CONNECTED)
@@ -325,18 +342,25 @@ static int connect_call(int fd, const struct sockaddr *addr, socklen_t len)
 	executor_poll();
 	if (s->nonblock && s->state == SS_CONNECTING)
 		return sock_fail(EINPROGRESS);
-	net_block_on(connect_done, s, UINT64_MAX, false);
+wait:
+	if (net_block_on(connect_done, s, UINT64_MAX, false) < 0) {
+		s->connect_restart = true; /* on the network core, for a signal: shipped again */
+		return sock_fail(EINTR);
+	}
 	if (s->state != SS_CONNECTED)
 		return sock_fail(sock_take_error(s) ? : ECONNREFUSED);
 	return 0;
 }
 
+static long connect_entry(const long *a)
+{
+	return connect_call((int)a[0], (const struct sockaddr *)a[1], (socklen_t)a[2]);
+}
+
 int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	net_lock();
-	int r = connect_call(fd, addr, len);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)addr, (long)len };
+	return (int)net_run(connect_entry, a);
 }
 
 static ssize_t recv_call(int fd, void *buf, size_t len, int flags)
@@ -364,12 +388,15 @@ static ssize_t recv_call(int fd, void *buf, size_t len, int flags)
 	return r < 0 ? sock_fail((int)-r) : r;
 }
 
+static long recv_entry(const long *a)
+{
+	return recv_call((int)a[0], (void *)a[1], (size_t)a[2], (int)a[3]);
+}
+
 ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
-	net_lock();
-	ssize_t r = recv_call(fd, buf, len, flags);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)buf, (long)len, (long)flags };
+	return (ssize_t)net_run(recv_entry, a);
 }
 
 static ssize_t recvfrom_call(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *fromlen)
@@ -383,12 +410,15 @@ static ssize_t recvfrom_call(int fd, void *buf, size_t len, int flags, struct so
 	return r;
 }
 
+static long recvfrom_entry(const long *a)
+{
+	return recvfrom_call((int)a[0], (void *)a[1], (size_t)a[2], (int)a[3], (struct sockaddr *)a[4], (socklen_t *)a[5]);
+}
+
 ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *fromlen)
 {
-	net_lock();
-	ssize_t r = recvfrom_call(fd, buf, len, flags, from, fromlen);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)buf, (long)len, (long)flags, (long)from, (long)fromlen };
+	return (ssize_t)net_run(recvfrom_entry, a);
 }
 
 static ssize_t send_call(int fd, const void *buf, size_t len, int flags)
@@ -407,12 +437,15 @@ static ssize_t send_call(int fd, const void *buf, size_t len, int flags)
 	return r < 0 ? sock_fail((int)-r) : r;
 }
 
+static long send_entry(const long *a)
+{
+	return send_call((int)a[0], (const void *)a[1], (size_t)a[2], (int)a[3]);
+}
+
 ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
-	net_lock();
-	ssize_t r = send_call(fd, buf, len, flags);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)buf, (long)len, (long)flags };
+	return (ssize_t)net_run(send_entry, a);
 }
 
 static ssize_t sendto_call(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tolen)
@@ -427,12 +460,15 @@ static ssize_t sendto_call(int fd, const void *buf, size_t len, int flags, const
 	return send(fd, buf, len, flags);
 }
 
+static long sendto_entry(const long *a)
+{
+	return sendto_call((int)a[0], (const void *)a[1], (size_t)a[2], (int)a[3], (const struct sockaddr *)a[4], (socklen_t)a[5]);
+}
+
 ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tolen)
 {
-	net_lock();
-	ssize_t r = sendto_call(fd, buf, len, flags, to, tolen);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)buf, (long)len, (long)flags, (long)to, (long)tolen };
+	return (ssize_t)net_run(sendto_entry, a);
 }
 
 static int shutdown_call(int fd, int how)
@@ -457,12 +493,15 @@ static int shutdown_call(int fd, int how)
 	return 0;
 }
 
+static long shutdown_entry(const long *a)
+{
+	return shutdown_call((int)a[0], (int)a[1]);
+}
+
 int shutdown(int fd, int how)
 {
-	net_lock();
-	int r = shutdown_call(fd, how);
-	net_unlock();
-	return r;
+	const long a[] = { (long)fd, (long)how };
+	return (int)net_run(shutdown_entry, a);
 }
 
 /* ---- counters ----------------------------------------------------------------- */

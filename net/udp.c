@@ -22,7 +22,7 @@
 #include "kernel/kernel.h"
 #include "lwip/udp.h"
 #include "net_internal.h"
-#include "net_lock.h"
+#include "net_entry.h"
 
 #define UDP_QUEUE 64          /* datagrams a socket holds before dropping */
 #define UDP_MAX_PAYLOAD 65507 /* what fits one IPv4 datagram */
@@ -83,7 +83,8 @@ long udp_sock_recvfrom(struct udp_sock *u, void *buf, size_t len, int flags, str
 	while (!u->count) {
 		if (u->nonblock || (flags & MSG_DONTWAIT))
 			return -EAGAIN;
-		net_block_on(has_datagram, u, UINT64_MAX, false);
+		if (net_block_on(has_datagram, u, UINT64_MAX, false) < 0)
+			return -EINTR; /* on the network core, for a signal: shipped again */
 	}
 	struct dgram *d = &u->queue[u->head];
 	size_t n = len < d->p->tot_len ? len : d->p->tot_len;
@@ -200,81 +201,106 @@ static int udp_file_ioctl(void *obj, unsigned long req, void *arg)
 	return -ENOTTY;
 }
 
-#if SW_SMP_GLOBAL_LOCK
-/* The same operations, each under the global lock (net_lock.h). */
-static long udp_file_read_locked(void *obj, void *buf, size_t len)
+#if SMP_DESIGN
+/* The same operations, each entered as the SMP design says (net_entry.h):
+ * under the global lock, or handed to the network core. */
+static long udp_file_read_entry(const long *a)
 {
-	net_lock();
-	long r = udp_file_read(obj, buf, len);
-	net_unlock();
-	return r;
+	return udp_file_read((void *)a[0], (void *)a[1], (size_t)a[2]);
 }
 
-static long udp_file_write_locked(void *obj, const void *buf, size_t len)
+static long udp_file_read_entered(void *obj, void *buf, size_t len)
 {
-	net_lock();
-	long r = udp_file_write(obj, buf, len);
-	net_unlock();
-	return r;
+	const long a[] = { (long)obj, (long)buf, (long)len };
+	return net_run(udp_file_read_entry, a);
 }
 
-static int udp_file_close_locked(void *obj)
+static long udp_file_write_entry(const long *a)
 {
-	net_lock();
-	int r = udp_file_close(obj);
-	net_unlock();
-	return r;
+	return udp_file_write((void *)a[0], (const void *)a[1], (size_t)a[2]);
 }
 
-static int udp_file_fstat_locked(void *obj, struct stat *st)
+static long udp_file_write_entered(void *obj, const void *buf, size_t len)
 {
-	net_lock();
-	int r = udp_file_fstat(obj, st);
-	net_unlock();
-	return r;
+	const long a[] = { (long)obj, (long)buf, (long)len };
+	return net_run(udp_file_write_entry, a);
 }
 
-static short udp_file_poll_locked(void *obj, short events)
+static long udp_file_close_entry(const long *a)
 {
-	net_lock();
-	short r = udp_file_poll(obj, events);
-	net_unlock();
-	return r;
+	return udp_file_close((void *)a[0]);
 }
 
-static int udp_file_get_flags_locked(void *obj)
+static int udp_file_close_entered(void *obj)
 {
-	net_lock();
-	int r = udp_file_get_flags(obj);
-	net_unlock();
-	return r;
+	const long a[] = { (long)obj };
+	return (int)net_run(udp_file_close_entry, a);
 }
 
-static int udp_file_set_flags_locked(void *obj, int flags)
+static long udp_file_fstat_entry(const long *a)
 {
-	net_lock();
-	int r = udp_file_set_flags(obj, flags);
-	net_unlock();
-	return r;
+	return udp_file_fstat((void *)a[0], (struct stat *)a[1]);
 }
 
-static int udp_file_ioctl_locked(void *obj, unsigned long req, void *arg)
+static int udp_file_fstat_entered(void *obj, struct stat *st)
 {
-	net_lock();
-	int r = udp_file_ioctl(obj, req, arg);
-	net_unlock();
-	return r;
+	const long a[] = { (long)obj, (long)st };
+	return (int)net_run(udp_file_fstat_entry, a);
+}
+
+static long udp_file_poll_entry(const long *a)
+{
+	return udp_file_poll((void *)a[0], (short)a[1]);
+}
+
+static short udp_file_poll_entered(void *obj, short events)
+{
+	const long a[] = { (long)obj, (long)events };
+	return (short)net_run(udp_file_poll_entry, a);
+}
+
+static long udp_file_get_flags_entry(const long *a)
+{
+	return udp_file_get_flags((void *)a[0]);
+}
+
+static int udp_file_get_flags_entered(void *obj)
+{
+	const long a[] = { (long)obj };
+	return (int)net_run(udp_file_get_flags_entry, a);
+}
+
+static long udp_file_set_flags_entry(const long *a)
+{
+	return udp_file_set_flags((void *)a[0], (int)a[1]);
+}
+
+static int udp_file_set_flags_entered(void *obj, int flags)
+{
+	const long a[] = { (long)obj, (long)flags };
+	return (int)net_run(udp_file_set_flags_entry, a);
+}
+
+static long udp_file_ioctl_entry(const long *a)
+{
+	return udp_file_ioctl((void *)a[0], (unsigned long)a[1], (void *)a[2]);
+}
+
+static int udp_file_ioctl_entered(void *obj, unsigned long req, void *arg)
+{
+	const long a[] = { (long)obj, (long)req, (long)arg };
+	return (int)net_run(udp_file_ioctl_entry, a);
 }
 
 static const struct file_ops udp_ops = {
-	.read = udp_file_read_locked,
-	.write = udp_file_write_locked,
-	.close = udp_file_close_locked,
-	.fstat = udp_file_fstat_locked,
-	.poll = udp_file_poll_locked,
-	.get_flags = udp_file_get_flags_locked,
-	.set_flags = udp_file_set_flags_locked,
-	.ioctl = udp_file_ioctl_locked,
+	.read = udp_file_read_entered,
+	.write = udp_file_write_entered,
+	.close = udp_file_close_entered,
+	.fstat = udp_file_fstat_entered,
+	.poll = udp_file_poll_entered,
+	.get_flags = udp_file_get_flags_entered,
+	.set_flags = udp_file_set_flags_entered,
+	.ioctl = udp_file_ioctl_entered,
 };
 #else
 static const struct file_ops udp_ops = {
