@@ -198,6 +198,13 @@ static inline unsigned spin_relax(void)
 	return 0;
 }
 
+/* The source says the work will come from another CPU's wait, not soon:
+ * park without spinning (compiled in with the network core only). */
+static inline bool source_quiet(void)
+{
+	return SW_SMP_NET_CORE && this_cpu()->source->quiet && this_cpu()->source->quiet();
+}
+
 /* A run of PAUSEs ended: counted, and priced in the pause-loop exits a KVM
  * host with default settings would have taken (ple.h; the nested host this
  * is measured under takes none). */
@@ -249,6 +256,8 @@ static __attribute__((noinline, noclone)) enum spin_end wait_spin(uint64_t windo
 			end = SPIN_POSTED;
 			break;
 		}
+		if (source_quiet())
+			break; /* as if the window ran out */
 		if (rdtsc() >= until)
 			break;
 	}
@@ -305,7 +314,7 @@ static int wait_spin_then_park(bool (*ready)(void *ctx), void *ctx, uint64_t dea
 		 * window nor starts a new one. */
 		if (spin_start == 0)
 			spin_start = now;
-		if (this_cpu()->spin.ns && this_cpu()->device_quiet) {
+		if (this_cpu()->spin.ns && (this_cpu()->device_quiet || source_quiet())) {
 			cpu_stats()->parks_unspun++;
 		} else if (this_cpu()->spin.ns) {
 			enum spin_end end = wait_spin(spin_start + this_cpu()->spin.ns, deadline_ns);

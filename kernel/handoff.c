@@ -55,6 +55,8 @@ struct handoff_req {
 	bool interrupted;          /* a wait in it ended for a relayed signal */
 	bool intr_wait;            /* ... a wait that signals interrupt (poll) */
 	volatile bool relay;       /* the app's CPU saw a signal posted meanwhile: written by it */
+	volatile bool waiting;     /* the serving CPU waits inside it (handoff_block_on): the
+				    * answer comes with that wait's end, the app's CPU parks */
 	bool answered;             /* the app's CPU took its answer off ring 2 */
 };
 
@@ -69,6 +71,8 @@ static const struct wait_source *inner; /* the subsystem's own source */
 static void (*server_first)(void);      /* what the serving CPU does first */
 /* The call the serving CPU runs now; its own. */
 static struct handoff_req *current;
+/* The call the app's CPU waits for; its own. */
+static struct handoff_req *awaited;
 static bool stop_after;                 /* the answer just pushed was the last */
 static volatile bool server_stopped;
 
@@ -149,7 +153,9 @@ long handoff_call(handoff_fn fn, const long *args)
 		wake_server();
 		bool held = this_cpu()->signals_held;
 		this_cpu()->signals_held = true;
+		awaited = &c;
 		block_on(answered, &c, UINT64_MAX);
+		awaited = NULL;
 		this_cpu()->signals_held = held;
 		if (!c.interrupted || c.result >= 0)
 			return c.result;
@@ -175,6 +181,14 @@ static bool app_poll(void)
 		any = true;
 	}
 	return any;
+}
+
+/* A call that waits on the serving CPU (a poll() with nothing ready, an
+ * accept with nothing queued) ends with that CPU's wait, which spins on the
+ * device itself: two CPUs spinning for one event is one too many. */
+static bool app_quiet(void)
+{
+	return awaited && awaited->waiting && !spsc_nonempty(&answers);
 }
 
 static uint64_t app_next_deadline(void)
@@ -236,6 +250,7 @@ static const struct wait_source app_source = {
 	.disarm = app_disarm,
 	.wake = &app_wake,
 	.drained = app_drained,
+	.quiet = app_quiet,
 };
 
 /* ---- the serving CPU's side --------------------------------------------------------- */
@@ -305,7 +320,12 @@ int handoff_block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns, 
 	if (!current || cpu_id() != server_cpu)
 		return intr ? block_on_intr(ready, ctx, deadline_ns) : block_on(ready, ctx, deadline_ns);
 	struct relayable w = { ready, ctx };
+	if (ready(ctx))
+		return 0;
+	struct handoff_req *c = current;
+	c->waiting = true;
 	int r = block_on(ready_or_relayed, &w, deadline_ns);
+	c->waiting = false;
 	if (r == 0 && !ready(ctx)) {
 		current->interrupted = true;
 		current->intr_wait = intr;

@@ -195,6 +195,10 @@ struct wait_source {
 	void (*disarm)(void);           /* interrupt off */
 	volatile bool *wake;            /* raised by its interrupt handler */
 	bool (*drained)(void);          /* O(1): the device has taken all it was given */
+	/* Optional (the network core's app side, handoff.c): O(1), nothing will
+	 * come before another CPU's own wait ends, so spinning would only burn
+	 * this one: park at once. NULL: never. */
+	bool (*quiet)(void);
 };
 void executor_set_source(const struct wait_source *src);
 /* 0 once ready(ctx) holds, -ETIMEDOUT when deadline_ns (clock_ns time) passes.
