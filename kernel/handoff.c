@@ -167,7 +167,7 @@ long handoff_call(handoff_fn fn, const long *args)
 	}
 }
 
-static bool app_due(void)
+static bool answer_waiting(void)
 {
 	return spsc_nonempty(&answers);
 }
@@ -242,8 +242,8 @@ static bool app_drained(void)
 }
 
 static const struct wait_source app_source = {
-	.due = app_due,
-	.device_ready = app_due,
+	.due = answer_waiting,
+	.device_ready = answer_waiting,
 	.poll = app_poll,
 	.next_deadline = app_next_deadline,
 	.arm = app_arm,

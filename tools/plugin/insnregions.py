@@ -15,8 +15,10 @@ and INITRD), the first that is one of these gives the ranges:
     wait loop by its functions' symbols and sizes: `spin` is the spin
     (wait_spin, kernel/executor.c), the naive build's backoff PAUSEs
     (wait_backoff_pauses) and the ring probe they call (source_device_ready,
-    vnet_rx_pending; the poll-when-due test calls the probe too, a few
-    instructions a loop turn); `park` is cpu_park (the halt and the timer it
+    vnet_rx_pending; the SMP designs' probes: the global lock's
+    locked_device_ready and notice_waiting, the network core's
+    server_device_ready, answer_waiting and app_quiet; the poll-when-due
+    test calls the probe too, a few instructions a loop turn); `park` is cpu_park (the halt and the timer it
     programs). The rest counts as `other`.
   - the Linux guest's kernel (Debian's vmlinux, stripped: its System.map is a
     stub that points at the -dbg package), read from the kernel's own symbol
@@ -35,7 +37,11 @@ import struct
 import sys
 
 UK_SYMBOLS = {
-    "spin": ["wait_spin", "wait_backoff_pauses", "source_device_ready", "vnet_rx_pending"],
+    "spin": ["wait_spin", "wait_backoff_pauses", "source_device_ready", "vnet_rx_pending",
+             # the SMP designs' probes, which their spins call instead
+             # (net/net_lock.c, kernel/handoff.c)
+             "locked_device_ready", "notice_waiting", "server_device_ready", "answer_waiting",
+             "app_quiet"],
     "park": ["cpu_park"],
 }
 UK_MARK = "cpu_park"  # a unikernel image has it
