@@ -125,7 +125,7 @@ expect '^kernel: locks: .*smpcheck 80000 \(contended [0-9]+, pauses [0-9]+, brok
 echo "== smpcheck: the descriptor table touched from AP 1 (a debug build's check)"
 boot "$SMPCHECK" --smp 2 -- 'smp=0 -- fd-from-ap'
 expect_rc 70
-expect '^panic: assertion failed: on_boot_cpu\(\) at kernel/fd\.c:[0-9]+$'
+expect '^panic: assertion failed: acting_for_app\(\) at kernel/fd\.c:[0-9]+$'
 expect '^  on CPU 1 \(APIC ID 1\)$'
 
 echo "== a bad smp= refuses the boot"
