@@ -66,9 +66,10 @@ TOKEN = re.compile(r"[(),;]|[^\s(),;]+")
 # generic rules (whose sub-heading rule would drop "cpu N (...)" and
 # "locks", and whose labels would collide with the boot CPU's):
 #   kernel: cpu N (APIC ID M, online): interrupts N (timer N); ...  -> cpuN.*
+#   kernel: cpu N spins: parks N; wakes sent N; spin pauses N; ...   -> cpuN.*
 #   kernel: locks: NAME N (contended N, pauses N, broken N); ...    -> lock.NAME_*
 #   kernel: time us: receive+stack N, egress N, ...                 -> time_us.*
-CPU_LINE = re.compile(r"^kernel:\s+cpu (\d+) \(APIC ID \d+, [a-z ]+\):\s*(.*)$")
+CPU_LINE = re.compile(r"^kernel:\s+cpu (\d+) (?:\(APIC ID \d+, [a-z ]+\)|spins):\s*(.*)$")
 LOCKS_LINE = re.compile(r"^kernel:\s+locks:\s*(.*)$")
 TIME_LINE = re.compile(r"^kernel:\s+time us:\s*(.*)$")
 ITEM = re.compile(r"^([A-Za-z][\w+/-]*(?:\s+[A-Za-z][\w+/-]*)*)?\s*(\d+)\s*(?:\((.*)\))?$")
