@@ -24,26 +24,29 @@ from runner.report.counters import read_counters_file
 header, dumps = read_counters_file(sys.argv[1])
 assert header["guest"] == "lock-smp2", header
 mark, d = dumps[1]
-assert mark == "k1 ab after 33.5", mark
+assert mark == "k1 ab after 36.2", mark
 want = {
-    # kernel: cpu 0 (APIC ID 0, online): interrupts 2125 (timer 0); ...
-    "cpu0.interrupts": 2125, "cpu0.interrupts_timer": 0, "cpu0.ipis_sent": 1404, "cpu0.ipis_received": 2122,
-    "cpu0.calls_run": 0, "cpu0.pauses_lock": 341186, "cpu0.pauses_call": 0, "cpu0.parks": 2091,
-    "cpu0.wakes_sent": 1403, "cpu0.pause_loop_exits_estimated_amd_lock": 36,
-    "cpu0.pause_loop_exits_estimated_intel_lock": 1603, "cpu0.pause_loop_exits_estimated_intel_call": 2,
-    "cpu1.interrupts_timer": 236, "cpu1.ipis_sent": 2122, "cpu1.ipis_received": 1404, "cpu1.calls_run": 1,
-    "cpu1.idle_parks": 3, "cpu1.pauses_lock": 28645, "cpu1.pause_loop_exits_estimated_intel_lock": 190,
+    # kernel: cpu 0 (APIC ID 0, online): interrupts 2221 (timer 0); ...
+    "cpu0.interrupts": 2221, "cpu0.interrupts_timer": 0, "cpu0.ipis_sent": 1620, "cpu0.ipis_received": 2218,
+    "cpu0.calls_run": 0, "cpu0.pauses_lock": 754111, "cpu0.pauses_call": 0,
+    # kernel: cpu 0 spins: parks 2201; wakes sent 1619; ...
+    "cpu0.parks": 2201, "cpu0.wakes_sent": 1619, "cpu0.spin_pauses": 0,
+    "cpu0.pause_loop_exits_estimated_amd_lock": 87, "cpu0.pause_loop_exits_estimated_intel_lock": 1805,
+    "cpu0.pause_loop_exits_estimated_intel_call": 2,
+    "cpu1.interrupts_timer": 324, "cpu1.ipis_sent": 2218, "cpu1.ipis_received": 1614, "cpu1.calls_run": 1,
+    "cpu1.idle_parks": 3, "cpu1.pauses_lock": 66255, "cpu1.parks": 2248,
+    "cpu1.pause_loop_exits_estimated_intel_lock": 129,
     # the sums over the CPUs
-    "cpus.ipis_sent": 3526, "cpus.pauses_lock": 369831, "cpus.wakes_sent": 3525,
-    "cpus.pause_loop_exits_estimated_amd_lock": 39,
-    # kernel: locks: console 81 (contended 0, pauses 0, broken 0); net 37124 (contended 1067, ...)
-    "lock.console_acquisitions": 81, "lock.console_contended": 0, "lock.net_acquisitions": 37124,
-    "lock.net_contended": 1067, "lock.net_pauses": 369831, "lock.net_broken": 0,
-    # kernel: time us: receive+stack 257, egress 0, spin 702595, park 7316410, app+other 355790
-    "time_us.receive_stack": 257, "time_us.spin": 702595, "time_us.park": 7316410, "time_us.app_other": 355790,
-    # the boot CPU's own lines, as before
-    "kernel.interrupts": 2125, "kernel.parks": 2091, "kernel.spin_pauses": 0,
-    "net.wakes_to_the_app_cpu": 2122, "net.wakes_to_the_network_cpu": 1401,
+    "cpus.ipis_sent": 3838, "cpus.pauses_lock": 820366, "cpus.wakes_sent": 3837,
+    "cpus.pause_loop_exits_estimated_amd_lock": 91,
+    # kernel: locks: console 86 (contended 0, pauses 0, broken 0); net 37886 (contended 868, ...)
+    "lock.console_acquisitions": 86, "lock.console_contended": 0, "lock.net_acquisitions": 37886,
+    "lock.net_contended": 868, "lock.net_pauses": 820366, "lock.net_broken": 0,
+    # kernel: time us: receive+stack 336, egress 0, spin 633490, park 7073238, app+other 653139
+    "time_us.receive_stack": 336, "time_us.spin": 633490, "time_us.park": 7073238, "time_us.app_other": 653139,
+    # the boot CPU's own lines, as before, and the lock design's
+    "kernel.interrupts": 2221, "kernel.parks": 2201, "kernel.spin_pauses": 0,
+    "net.wakes_to_the_app_cpu": 2218, "net.wakes_to_the_network_cpu": 1617,
 }
 bad = {k: (d.get(k), v) for k, v in want.items() if d.get(k) != v}
 assert not bad, bad
@@ -56,35 +59,36 @@ echo "== summary.md: per request"
 bench_summarise --no-chart
 has "## More than one CPU: per request"
 has_row "| load | guest | CPUs | console lock | net lock | lock PAUSEs | IPIs sent | IPIs received | wakes | calls | PLE lock+call | instr by CPU |"
-# lock-smp2 k1, 1821 requests (runs.csv, rep 1): net (37124 - 168) / 1821 = 20.29,
-# contended (1067 - 10) / 1821 = 0.58; console 45 (0); lock PAUSEs (369831 -
-# 78091) / 1821 = 160.2; IPIs sent cpu0 1399, cpu1 2107; wakes 3506 / 1821 =
-# 1.93; PLE AMD 33 / 1821, Intel 1742 / 1821; instructions by vCPU from the
-# run under the plugin (rep 2: 40297.8/28848.0).
-has_row "| k1 | lock-smp2 | 2 | 0.02 (0.00) | 20.29 (0.58) | 160.2 | 0.77 / 1.16 | 1.16 / 0.77 | 1.93 | 0.00 | 0.018 / 0.957 | 40298 / 28848 |"
-has_row "| c16 | lock-smp2 | 2 | 0.00 (0.00) | 12.43 (2.07) | 134.8 | 0.02 / 0.09 | 0.09 / 0.02 | 0.10 | 0.00 | 0.004 / 0.574 | 14954 / 51044 |"
+# lock-smp2 k1, 1871 requests (runs.csv, rep 1): net (37886 - 162) / 1871 =
+# 20.16, contended (868 - 1) / 1871 = 0.46; console 48 (0); lock PAUSEs
+# (820366 - 64322) / 1871 = 404.1; IPIs sent cpu0 1616, cpu1 2202; wakes
+# (3837 - 19) / 1871 = 2.04; PLE AMD 87 / 1871, Intel (1934 - 13) / 1871;
+# instructions by vCPU from the run under the plugin (rep 2: 29006.7/25407.1).
+has_row "| k1 | lock-smp2 | 2 | 0.03 (0.00) | 20.16 (0.46) | 404.1 | 0.86 / 1.18 | 1.18 / 0.86 | 2.04 | 0.00 | 0.046 / 1.027 | 29007 / 25407 |"
+has_row "| c16 | lock-smp2 | 2 | 0.01 (0.00) | 11.13 (0.46) | 317.1 | 0.11 / 0.14 | 0.14 / 0.11 | 0.25 | 0.00 | 0.031 / 0.285 | 17741 / 52237 |"
 # uk-smp2: its second CPU started and idle: no IPI, no lock but the console.
-has_row "| k1 | uk-smp2 | 2 | 0.00 (0.00) | - (-) | 0.0 | 0.00 / 0.00 | 0.00 / 0.00 | 0.00 | 0.00 | 0.000 / 0.000 | 11927 / 0 |"
+has_row "| k1 | uk-smp2 | 2 | 0.00 (0.00) | - (-) | 0.0 | 0.00 / 0.00 | 0.00 / 0.00 | 0.00 | 0.00 | 0.000 / 0.000 | 12279 / 0 |"
 grep -qE '^\| (k1|c16) \| (uk|lock) \|' "$md" && fail "a one-CPU guest has a row in the per-CPU table"
 
 echo "== summary.md: idle"
 has "## Idle: what a guest costs the host with nothing to do"
-# lock-smp2: 0.15% of a core over the sample, 0.075% per vCPU, its vCPU threads 0.10%.
-has_row "| back-end \`tap\` | lock-smp2 | 2 | 0.0015 | 0.15% | 0.075% | 0.10% | met |"
-has_row "| back-end \`tap\` | uk | 1 | 0.0014 | 0.14% | 0.140% | 0.06% | met |"
+# lock-smp2: 0.17% of a core over the sample, 0.085% per vCPU, its vCPU threads 0.13%.
+has_row "| back-end \`tap\` | lock-smp2 | 2 | 0.0017 | 0.17% | 0.085% | 0.13% | met |"
+has_row "| back-end \`tap\` | uk | 1 | 0.0008 | 0.08% | 0.080% | 0.04% | met |"
 
 echo "== guests.csv and runs.csv of the format before (no vCPU columns) still read"
 cut -d, -f1-10 "$tmp/guests.csv" >"$tmp/g" && mv "$tmp/g" "$tmp/guests.csv"
 cut -d, -f1-32 "$tmp/runs.csv" >"$tmp/r" && mv "$tmp/r" "$tmp/runs.csv"
 bench_summarise --no-chart
-has_row "| back-end \`tap\` | lock-smp2 | 2 | 0.0015 | 0.15% | 0.075% | - | met |"
-has_row "| k1 | lock-smp2 | 2 | 0.02 (0.00) | 20.29 (0.58) | 160.2 | 0.77 / 1.16 | 1.16 / 0.77 | 1.93 | 0.00 | 0.018 / 0.957 | - |"
+has_row "| back-end \`tap\` | lock-smp2 | 2 | 0.0017 | 0.17% | 0.085% | - | met |"
+has_row "| k1 | lock-smp2 | 2 | 0.03 (0.00) | 20.16 (0.46) | 404.1 | 0.86 / 1.18 | 1.18 / 0.86 | 2.04 | 0.00 | 0.046 / 1.027 | - |"
 
 echo "== bench-kvm's report: every CPU's counters, the lock and call waits priced"
 k=$tmp/kvm
 mkdir -p "$k/raw"
 cpu() { # cpu N IPIS LOCK_PAUSES AMD_LOCK INTEL_LOCK INTEL_CALL SPIN_PAUSES
-	echo "kernel: cpu $1 (APIC ID $1, online): interrupts 10 (timer 0); eoi writes 10 (paravirtual 10); ipis sent $2, received 0; calls run 0; idle parks 0; pauses: lock $3, call 0; parks 5; wakes sent $2; spin pauses $7; pause-loop exits estimated amd: spin 1, lock $4, call 0; pause-loop exits estimated intel: spin 2, lock $5, call $6"
+	echo "kernel: cpu $1 (APIC ID $1, online): interrupts 10 (timer 0); eoi writes 10 (paravirtual 10); ipis sent $2, received 0; calls run 0; idle parks 0; pauses: lock $3, call 0"
+	echo "kernel: cpu $1 spins: parks 5; wakes sent $2; spin pauses $7; pause-loop exits estimated amd: spin 1, lock $4, call 0; pause-loop exits estimated intel: spin 2, lock $5, call $6"
 }
 {
 	echo "run 1 vhost lock-smp2 k1 requests 1000 failed 0 secs 2.0 l1cpu_ms 500"
