@@ -10,8 +10,9 @@ Called by http.py for summary.md; nothing to run. Offers
                                    a guest of more than one vCPU
 The first table, per configuration, a row per load and unikernel guest
 whose dumps have per-CPU lines (kernel: cpu N ...; counters.py reads them as
-cpuN.*, their sums as cpus.* and the lock line as lock.NAME_*), every figure
-per completed request, median (min-max) over the runs:
+cpuN.*, their sums as cpus.* and the lock line as lock.NAME_*), and per
+other guest with instructions per vCPU (a Linux guest: that column alone),
+every figure per completed request, median (min-max) over the runs:
     locks        per lock taken in the batch: acquisitions (contended)
     lock PAUSEs  the PAUSEs every CPU spun waiting for a lock
     IPIs sent, received   per CPU, in CPU order ('/' between)
@@ -107,8 +108,9 @@ def insns_by_cpu(runs):
 
 
 def counter_section(summary, rows):
-    """The per-request table of the guests with per-CPU lines."""
-    if not rows:
+    """The per-request table: the guests with per-CPU lines, and those
+    (a Linux guest) with instructions per vCPU alone."""
+    if not rows and not any(r.get("insns_nowait_by_cpu") for r in summary.runs):
         return []
     out = ["## More than one CPU: per request", "",
            "Our kernel's per-CPU counters (the `kernel: cpu N` and `kernel: locks` lines of its "
@@ -130,7 +132,10 @@ def counter_section(summary, rows):
             for g in summary.guests:
                 mine = [r for r in rows if r["guest"] == g and r["load"] == load and summary.matches(r, config)]
                 cpus = cpus_in(mine)
+                insns = insns_by_cpu(summary.insns_runs(config, g, load))
                 if not cpus:
+                    if insns != "-":  # a guest with no counters of ours: its instructions alone
+                        table.append([load, g, str(vcpus_of(g))] + ["-"] * (len(locks) + 7) + [insns])
                     continue
                 cells = [f"{stat(mine, f'per_req.lock.{n}_acquisitions').fmt(2)} "
                          f"({stat(mine, f'per_req.lock.{n}_contended').fmt(2, spread=False)})" for n in locks]
@@ -143,8 +148,7 @@ def counter_section(summary, rows):
                     by_cpu(mine, cpus, "ipis_sent"), by_cpu(mine, cpus, "ipis_received"),
                     stat(mine, "per_req.cpus.wakes_sent").fmt(2),
                     stat(mine, "per_req.cpus.calls_run").fmt(2),
-                    f"{amd.fmt(3, spread=False)} / {intel.fmt(3, spread=False)}",
-                    insns_by_cpu(summary.insns_runs(config, g, load))])
+                    f"{amd.fmt(3, spread=False)} / {intel.fmt(3, spread=False)}", insns])
         if table:
             out += [f"### {summary.label(config)}", "", md_table(head, table), ""]
     return out

@@ -70,6 +70,15 @@ has_row "| c16 | lock-smp2 | 2 | 0.01 (0.00) | 11.13 (0.46) | 317.1 | 0.11 / 0.1
 has_row "| k1 | uk-smp2 | 2 | 0.00 (0.00) | - (-) | 0.0 | 0.00 / 0.00 | 0.00 / 0.00 | 0.00 | 0.00 | 0.000 / 0.000 | 12279 / 0 |"
 grep -qE '^\| (k1|c16) \| (uk|lock) \|' "$md" && fail "a one-CPU guest has a row in the per-CPU table"
 
+echo "== a guest with no counters of ours: its instructions per vCPU alone"
+sed -n 's/^\(2,tap,7.2,none,ab,\)lock-smp2\(,k1,.*,\)29006.7\/25407.1$/\1linux-smp2\230000.0\/20000.0/p' \
+	"$tmp/runs.csv" >"$tmp/linux-row"
+[ -s "$tmp/linux-row" ] || fail "no plugin row to copy"
+cp "$tmp/runs.csv" "$tmp/runs.orig" && cat "$tmp/linux-row" >>"$tmp/runs.csv"
+bench_summarise --no-chart
+has_row "| k1 | linux-smp2 | 2 | - | - | - | - | - | - | - | - | - | 30000 / 20000 |"
+mv "$tmp/runs.orig" "$tmp/runs.csv" && bench_summarise --no-chart
+
 echo "== summary.md: idle"
 has "## Idle: what a guest costs the host with nothing to do"
 # lock-smp2: 0.17% of a core over the sample, 0.085% per vCPU, its vCPU threads 0.13%.
