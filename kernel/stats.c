@@ -1,7 +1,8 @@
 /*
  * stats.c: the counters and their shutdown report. The kernel's lines are
- * the boot CPU's counters, as they were before there were others; each other
- * CPU's, when any was started, follow on a line of its own (smp.h).
+ * the boot CPU's counters, as they were before there were others; every
+ * CPU's, when others were started, follow on a line each (smp.h), and the
+ * time line comes last: readers of a Ctrl-T dump end it there.
  */
 #include "kernel.h"
 #include "percpu.h"
@@ -65,6 +66,8 @@ void stats_print(void)
 		s->exit_drain_gave_up);
 	kprintf("kernel: spin pauses %lu; pause-loop exits estimated amd %lu; pause-loop exits estimated "
 		"intel %lu\n", s->spin_pauses, s->ple_exits_amd, s->ple_exits_intel);
+	/* Before the time line, which readers of a dump take for its last. */
+	smp_print_stats();
 	/* Time of the app (and of everything outside the wait loops) is the rest. */
 	uint64_t up = clock_ns() / 1000, poll = cycles_to_us(s->phase_cycles[PHASE_POLL]);
 	uint64_t egress = cycles_to_us(s->phase_cycles[PHASE_EGRESS]);
@@ -73,5 +76,4 @@ void stats_print(void)
 	uint64_t known = poll + spin + park;
 	kprintf("kernel: time us: receive+stack %lu, egress %lu, spin %lu, park %lu, app+other %lu\n",
 		poll > egress ? poll - egress : 0, egress, spin, park, up > known ? up - known : 0);
-	smp_print_stats();
 }

@@ -38,12 +38,17 @@ struct kstats {
 	uint64_t ipis_sent;             /* interrupts this CPU sent to another (calls, wakes) */
 	uint64_t ipis_received;         /* ... that reached this one (IRQ_VECTOR_CALL, IRQ_VECTOR_WAKE) */
 	uint64_t calls_run;             /* cross-CPU calls this CPU ran for another */
+	uint64_t wakes_sent;            /* wake IPIs this CPU sent to end another's park (smp_wake) */
 	uint64_t idle_parks;            /* halts of an AP's idle loop */
 	uint64_t lock_pauses;           /* PAUSEs this CPU spun waiting for a spinlock */
 	uint64_t call_pauses;           /* PAUSEs this CPU spun waiting for a call's answer */
 	uint64_t spin_pauses;           /* PAUSEs of the executor's spins and the naive wait's backoff */
 	uint64_t ple_exits_amd;         /* pause-loop exits an AMD KVM host would take for them (ple.h) */
 	uint64_t ple_exits_intel;       /* ... an Intel one */
+	uint64_t lock_ple_amd;          /* pause-loop exits an AMD host would take for lock_pauses */
+	uint64_t lock_ple_intel;        /* ... an Intel one */
+	uint64_t call_ple_amd;          /* pause-loop exits an AMD host would take for call_pauses */
+	uint64_t call_ple_intel;        /* ... an Intel one */
 };
 
 void stats_print(void);

@@ -9,7 +9,7 @@
 #               back-end in L1; vhostpoll: vhost-net busy-polls 2 ms)
 #     GUESTS    comma list of NAME=uk:IMAGE[:OPTIONS] or NAME=linux (IMAGE
 #               under build/; OPTIONS: kernel options joined by '+', e.g.
-#               spin_us=2000)
+#               spin_us=2000; smp=N, N above 1, also gives QEMU N vCPUs)
 #     LOADS     comma list of NAME:KEEPALIVE:CONCURRENCY (bench/runner/loads.py
 #               writes them: k1:1:1 is ab -k -c 1, c16:0:16 is ab -c 16)
 #
@@ -74,6 +74,8 @@ for rep in $(seq 1 "$reps"); do
 	for backend in "${backends[@]}"; do
 		for spec in "${guests[@]}"; do
 			name=${spec%%=*} kind=${spec#*=}
+			GUEST_SMP=$(grep -oE '(^|[:+])smp=[0-9]+' <<<"$kind" | tail -n 1 | sed 's/.*=//')
+			[ "${GUEST_SMP:-0}" -gt 1 ] 2>/dev/null || GUEST_SMP=""
 			case $kind in
 			uk:*:*) opts=${kind#uk:*:}
 				guest_start "$backend" "$LOADER" "build/$(image_of "$kind")" "${opts//+/ } $(guest_append "$backend") -- -p 80 -s" ;;

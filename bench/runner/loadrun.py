@@ -38,7 +38,9 @@ takes:
     request: in all (insns_per_req), outside the wait loop (the classes
     other, kernel and user: insns_nowait_per_req), and for a guest with a
     user half, its kernel's and its user space's outside the idle loop
-    (insns_kernel_per_req, insns_user_per_req). Such a row is a run under the
+    (insns_kernel_per_req, insns_user_per_req); with more than one vCPU,
+    each vCPU's outside the wait loop (insns_nowait_by_cpu, from the lines
+    the plugin writes per vCPU before a mark's). Such a row is a run under the
     plugin (plugin 1): it slows the guest, so its requests/s are not the
     guest's (runner/records.py keeps them out of the medians);
   - --warmup SECS first runs the same load SECS seconds, unmeasured, so the
@@ -161,7 +163,9 @@ def parse_wrk(text):
 class Counters:
     """Ctrl-T dumps of a guest, cut from its console into a .counters file."""
 
-    END = re.compile(r"^kernel: waits[^\n]*\n", re.M)  # the dump's last line we keep
+    # The dump's last line: the kernel prints it after every other counter
+    # line, the per-CPU and lock lines of an SMP guest included.
+    END = re.compile(r"^kernel: time us[^\n]*\n", re.M)
 
     def __init__(self, console, console_in, path, header):
         self.console = console  # the guest's console output (a file QEMU appends to)
@@ -241,10 +245,14 @@ class Insns:
         while True:
             with open(self.path, "rb") as f:
                 f.seek(off)
+                per_vcpu = {}  # the vCPUs' own lines, which come before the sum's
                 for line in f.read().decode(errors="replace").splitlines():
                     got = parse_mark(line)
-                    if got and got[0] == label:
-                        return got[1]
+                    if got and got[0].startswith(label + ".vcpu") and got[0][len(label) + 5:].isdigit():
+                        vcpu = got[0][len(label) + 1:]
+                        per_vcpu.update({f"{vcpu}.{k}": v for k, v in got[1].items()})
+                    elif got and got[0] == label:
+                        return dict(got[1], **per_vcpu)
             if time.monotonic() - t0 > timeout:
                 return None
             time.sleep(0.001)
@@ -265,6 +273,19 @@ def insns_fields(before, after, requests):
         out["insns_kernel_per_req"] = f"{d['kernel'] / requests:.1f}"
         out["insns_user_per_req"] = f"{d['user'] / requests:.1f}"
     return out
+
+
+def insns_by_cpu(before, after, requests):
+    """insns_nowait_by_cpu: each vCPU's instructions outside the wait loop
+    per request, '/' between vCPUs in their order; '' with one vCPU (the
+    plugin writes no vCPU lines then) or a mark missing."""
+    if before is None or after is None or not requests:
+        return ""
+    vcpus = sorted({int(k.split(".")[0][4:]) for k in after if re.match(r"^vcpu\d+\.", k)})
+    if len(vcpus) < 2:
+        return ""
+    work = lambda marks, v: sum(marks.get(f"vcpu{v}.{c}", 0) for c in WORK_CLASSES)  # noqa: E731
+    return "/".join(f"{(work(after, v) - work(before, v)) / requests:.1f}" for v in vcpus)
 
 
 # ---- one run --------------------------------------------------------------
@@ -385,7 +406,9 @@ def run(args):
         "listen_overflows": ov, "overflow": int(ov > 0), "status": state,
         "plugin": int(insns is not None),
     })
-    row.update(insns_fields(insns0, insns1, res["requests"]) if insns else {})
+    if insns:
+        row.update(insns_fields(insns0, insns1, res["requests"]))
+        row["insns_nowait_by_cpu"] = insns_by_cpu(insns0, insns1, res["requests"])
     log = (f"{row['rps'] or '-'} req/s, {row['failed']} failed, {row['non2xx']} non-2xx, "
            f"p50 {row['p50_ms'] or '-'} p99 {row['p99_ms'] or '-'} ms, "
            f"{row['cpu_us_per_req'] or '-'} us CPU/req, others {row['others_cpu_pct']}% of a core"

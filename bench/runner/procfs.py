@@ -2,7 +2,8 @@
 
 The runner reads /proc for three things: the children of a process (a
 native guest's server below its command), the thread QEMU names "CPU 0/..."
-(to pin it), and the CPU time of every thread (the idle sample). Each reads
+(to pin it), and the CPU time of every thread (the idle sample, and the
+vCPU threads' share of it). Each reads
 /proc/PID/task/TID/NAME, for threads that may end while it reads.
 """
 import os
@@ -41,6 +42,20 @@ def process_name(pid):
 def cpu_ns(pid):
     """Nanoseconds on a CPU of pid's live threads (schedstat), None when it
     is gone: the idle sample's clock, finer than /proc's ticks."""
-    stats = [task_file(pid, t, "schedstat") for t in tasks(pid)]
-    stats = [s.split()[0] for s in stats if s and s.split() and s.split()[0].isdigit()]
-    return sum(int(s) for s in stats) if stats else None
+    return cpu_ns_split(pid)[0]
+
+
+def cpu_ns_split(pid):
+    """(all of pid's live threads, those QEMU names "CPU N/..." alone): the
+    nanoseconds of cpu_ns, the second the vCPU threads' share; (None, None)
+    when it is gone."""
+    total, vcpus, seen = 0, 0, False
+    for t in tasks(pid):
+        s = (task_file(pid, t, "schedstat") or "").split()
+        if not s or not s[0].isdigit():
+            continue
+        seen = True
+        total += int(s[0])
+        if (task_file(pid, t, "comm") or "").startswith("CPU "):
+            vcpus += int(s[0])
+    return (total, vcpus) if seen else (None, None)

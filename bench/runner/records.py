@@ -49,13 +49,19 @@ RUN_FIELDS = ["rep", "backend", "emulator", "placement", "loadgen", "guest", "lo
               "concurrency", "requests", "secs", "rps", "failed", "non2xx", "mean_ms", "p50_ms",
               "p99_ms", "server_cpu_s", "server_cpu_pct", "cpu_us_per_req", "loadgen_cpu_s",
               "others_cpu_pct", "steal_pct", "busy", "listen_overflows", "overflow", "status",
-              "plugin", "insns_per_req", "insns_nowait_per_req", "insns_kernel_per_req", "insns_user_per_req"]
+              "plugin", "insns_per_req", "insns_nowait_per_req", "insns_kernel_per_req", "insns_user_per_req",
+              "insns_nowait_by_cpu"]
 GUEST_FIELDS = ["rep", "backend", "emulator", "placement", "guest", "boot_s", "idle_cpu_pct",
-                "image_bytes", "status", "plugin"]
+                "image_bytes", "status", "plugin", "idle_vcpu_cpu_pct"]
+# Before the vCPU threads' share of the idle sample (idle_vcpu_cpu_pct).
+GUEST_FIELDS_V3 = GUEST_FIELDS[:GUEST_FIELDS.index("idle_vcpu_cpu_pct")]
+# Before the instructions per vCPU (insns_nowait_by_cpu: each vCPU's
+# instructions outside the wait loop per request, '/' between vCPUs).
+RUN_FIELDS_V3 = RUN_FIELDS[:RUN_FIELDS.index("insns_nowait_by_cpu")]
 # What the old driver (bench/run-bench) wrote before the instruction
 # counts: no plugin column (no run was under the plugin), no instructions.
 RUN_FIELDS_V2 = RUN_FIELDS[:RUN_FIELDS.index("plugin")]
-GUEST_FIELDS_V2 = GUEST_FIELDS[:GUEST_FIELDS.index("plugin")]
+GUEST_FIELDS_V2 = GUEST_FIELDS_V3[:GUEST_FIELDS_V3.index("plugin")]
 # What it wrote before that: no emulator, placement or load-generator
 # columns (QEMU 7.2, nothing pinned, ab), no p50, no CPU accounting of others.
 RUN_FIELDS_V1 = ["rep", "backend", "guest", "load", "keepalive", "concurrency", "requests", "secs",
@@ -103,11 +109,11 @@ def read_csv(path, fields, legacy=()):
 
 
 def read_runs(path):
-    return read_csv(path, RUN_FIELDS, (RUN_FIELDS_V2, RUN_FIELDS_V1))
+    return read_csv(path, RUN_FIELDS, (RUN_FIELDS_V3, RUN_FIELDS_V2, RUN_FIELDS_V1))
 
 
 def read_boots(path):
-    return read_csv(path, GUEST_FIELDS, (GUEST_FIELDS_V2, GUEST_FIELDS_V1))
+    return read_csv(path, GUEST_FIELDS, (GUEST_FIELDS_V3, GUEST_FIELDS_V2, GUEST_FIELDS_V1))
 
 
 def per_request_us(run):

@@ -19,7 +19,8 @@
 #                            80), tap, vhost (tap with vhost-net) or
 #                            vhostpoll (vhost-net polling its rings for
 #                            $VHOST_POLL_US after they run dry); sets
-#                            GUEST_PID, GUEST_IP, GUEST_CONSOLE; the guest's
+#                            GUEST_PID, GUEST_IP, GUEST_CONSOLE; GUEST_SMP=N,
+#                            when set, gives it N vCPUs; the guest's
 #                            stdin is a fifo on fd 3 (Ctrl-T: guest_status)
 #   guest_append NET         the ip=/gw=/mask= words for NET
 #   guest_answers URL SECS   whether URL answers 200 within SECS (false at
@@ -105,6 +106,7 @@ guest_start() {
 	[ "$net" = user ] || tap_gone tap0 || fail "tap0 of the previous guest is still there"
 	GUEST_CONSOLE=$KTMP/console.$((++GUEST_SEQ))
 	rm -f "$KTMP/in" && mkfifo "$KTMP/in"
+	[ -z "${GUEST_SMP:-}" ] || netargs+=(--smp "$GUEST_SMP")
 	ACCEL=kvm "$ROOT/tools/qemu-run" "${netargs[@]}" --timeout 600 --append "$append" \
 		"$kernel" "$initrd" -- "$@" <"$KTMP/in" >"$GUEST_CONSOLE" 2>&1 &
 	GUEST_PID=$!

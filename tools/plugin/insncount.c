@@ -14,6 +14,9 @@
  *   split=half   instructions in no region count as `kernel` (addresses in
  *                the upper half) or `user`; without it, as `other`
  * At exit FILE gets an "exit: ..." line too. Its first line lists the regions.
+ * With more than one vCPU, each mark's line comes after a line per vCPU,
+ * "LABEL.vcpuK: total N, NAME N, ...", that vCPU's own counts (the mark's
+ * line is their sum), so a benchmark can give each CPU's share.
  *
  * Counting is inline: when QEMU translates a block, the plugin classes the
  * block's instructions by address and has the block add each class's count
@@ -30,8 +33,13 @@
  * instant between the label's write and the line's).
  *
  * Built against the qemu-plugin.h of the QEMU that loads it (QEMU refuses a
- * plugin of another API version): 7.2's version 1 adds to a plain counter,
- * 9.0 and later (version 2 on) to a per-vCPU scoreboard.
+ * plugin of another API version): 9.0 and later (version 2 on) add inline
+ * to a per-vCPU scoreboard. 7.2's version 1 has only a plain counter for an
+ * inline add, which MTTCG's vCPU threads would race on (lost adds), so 7.2
+ * adds inline only for a guest of one vCPU; with more, each block calls the
+ * plugin, which adds to the calling vCPU's own counters: exact, and split
+ * per vCPU, at the cost of a call per block (the benchmark's counted runs
+ * are not its timed ones).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +55,7 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define MAX_CLASSES 16 /* named regions, then other (or kernel and user) */
+#define MAX_VCPUS   64 /* vCPUs given counts of their own (7.2 with more than one) */
 #define MAX_RANGES  64 /* address ranges over all regions */
 #define NAME_MAX_LEN 32
 #define LABEL_MAX_LEN 64
@@ -82,25 +91,72 @@ static qemu_plugin_u64 counter(int cls)
 	return qemu_plugin_scoreboard_u64_in_struct(board, struct counts, n[cls]);
 }
 
-static void add_inline(struct qemu_plugin_tb *tb, int cls, uint64_t n)
+static void add_count(struct qemu_plugin_tb *tb, int cls, uint64_t n)
 {
 	qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, QEMU_PLUGIN_INLINE_ADD_U64, counter(cls), n);
 }
 
-static uint64_t read_count(int cls) { return qemu_plugin_u64_sum(counter(cls)); }
+static int vcpus_counted(void) { return qemu_plugin_num_vcpus(); }
 
-static void counts_init(void) { board = qemu_plugin_scoreboard_new(sizeof(struct counts)); }
-#else
-static struct counts totals; /* one vCPU's adds, or every vCPU's racing (the benchmark runs one) */
-
-static void add_inline(struct qemu_plugin_tb *tb, int cls, uint64_t n)
+/* A vCPU's count of a class; vcpu < 0: every vCPU's. */
+static uint64_t read_count(int vcpu, int cls)
 {
-	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &totals.n[cls], n);
+	return vcpu < 0 ? qemu_plugin_u64_sum(counter(cls)) : qemu_plugin_u64_get(counter(cls), (unsigned)vcpu);
 }
 
-static uint64_t read_count(int cls) { return __atomic_load_n(&totals.n[cls], __ATOMIC_RELAXED); }
+static void counts_init(const qemu_info_t *info)
+{
+	(void)info;
+	board = qemu_plugin_scoreboard_new(sizeof(struct counts));
+}
+#else
+/* A vCPU's counters, alone on its cache lines: its thread is their only writer. */
+struct vcpu_counts {
+	struct counts c;              /* its instructions, by class */
+} __attribute__((aligned(64)));
 
-static void counts_init(void) {}
+static struct counts totals;                  /* the inline adds of a one-vCPU guest */
+static struct vcpu_counts per_vcpu[MAX_VCPUS]; /* the calls' adds, with more vCPUs */
+static int nvcpus = 1;                        /* the guest's vCPUs (at most MAX_VCPUS) */
+
+/* A block ran on vcpu: udata holds its class and its count of them. */
+static void block_ran(unsigned int vcpu, void *udata)
+{
+	uintptr_t word = (uintptr_t)udata;
+	if (vcpu < MAX_VCPUS)
+		per_vcpu[vcpu].c.n[word & 0xff] += word >> 8;
+}
+
+static void add_count(struct qemu_plugin_tb *tb, int cls, uint64_t n)
+{
+	if (nvcpus == 1)
+		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &totals.n[cls], n);
+	else
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, block_ran, QEMU_PLUGIN_CB_NO_REGS,
+						     (void *)(uintptr_t)((n << 8) | (unsigned)cls));
+}
+
+static int vcpus_counted(void) { return nvcpus; }
+
+static uint64_t read_count(int vcpu, int cls)
+{
+	if (nvcpus == 1)
+		return __atomic_load_n(&totals.n[cls], __ATOMIC_RELAXED);
+	if (vcpu >= 0)
+		return __atomic_load_n(&per_vcpu[vcpu].c.n[cls], __ATOMIC_RELAXED);
+	uint64_t sum = 0;
+	for (int v = 0; v < nvcpus; v++)
+		sum += __atomic_load_n(&per_vcpu[v].c.n[cls], __ATOMIC_RELAXED);
+	return sum;
+}
+
+static void counts_init(const qemu_info_t *info)
+{
+	int n = info->system_emulation ? info->system.smp_vcpus : 1;
+	nvcpus = n < 1 ? 1 : n > MAX_VCPUS ? MAX_VCPUS : n;
+	if (n > MAX_VCPUS)
+		fprintf(stderr, "insncount: %d vCPUs; those past %d are not counted\n", n, MAX_VCPUS);
+}
 #endif
 
 static int class_of(uint64_t vaddr)
@@ -122,22 +178,36 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		per_class[class_of(qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i)))]++;
 	for (int c = 0; c < nclasses; c++)
 		if (per_class[c])
-			add_inline(tb, c, per_class[c]);
+			add_count(tb, c, per_class[c]);
 }
 
-/* "LABEL: total N, NAME N, ..." with the counts as they stand. */
-static void write_mark(const char *label)
+/* "LABEL: total N, NAME N, ..." of one vCPU's counts (vcpu < 0: all, and
+ * suffix ""), as they stand. */
+static void write_counts(const char *label, const char *suffix, int vcpu)
 {
 	uint64_t v[MAX_CLASSES], total = 0;
 	for (int c = 0; c < nclasses; c++) {
-		v[c] = read_count(c);
+		v[c] = read_count(vcpu, c);
 		total += v[c];
 	}
-	pthread_mutex_lock(&out_lock);
-	fprintf(out, "%s: total %" PRIu64, label, total);
+	fprintf(out, "%s%s: total %" PRIu64, label, suffix, total);
 	for (int c = 0; c < nclasses; c++)
 		fprintf(out, ", %s %" PRIu64, class_names[c], v[c]);
 	fputc('\n', out);
+}
+
+/* A mark: each vCPU's line first when there are several, then the sum's,
+ * which a reader waits for. */
+static void write_mark(const char *label)
+{
+	pthread_mutex_lock(&out_lock);
+	int n = vcpus_counted();
+	for (int v = 0; n > 1 && v < n; v++) {
+		char suffix[16];
+		snprintf(suffix, sizeof(suffix), ".vcpu%d", v);
+		write_counts(label, suffix, v);
+	}
+	write_counts(label, "", -1);
 	fflush(out);
 	pthread_mutex_unlock(&out_lock);
 }
@@ -211,7 +281,6 @@ static bool parse_region(const char *v)
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
 {
-	(void)info;
 	const char *out_path = NULL, *ctl_path = NULL;
 	bool split = false;
 	for (int i = 0; i < argc; i++) {
@@ -257,7 +326,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(out, " %s %#" PRIx64 "-%#" PRIx64, class_names[ranges[i].cls], ranges[i].start, ranges[i].end);
 	fprintf(out, "%s\n", nranges ? "" : " none");
 	fflush(out);
-	counts_init();
+	counts_init(info);
 	if (ctl_path) {
 		pthread_t t;
 		pthread_attr_t attr;

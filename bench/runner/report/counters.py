@@ -28,7 +28,10 @@ instruction-counting plugin (its header says `plugin 1`; its counters say
 what work its instructions did, the reports leave them out). Counters are
 parsed generically, so new ones the kernel prints in the same `prefix:
 label N, label N; ...` style become columns without a change here (see
-parse_line).
+parse_line). An SMP guest's per-CPU lines become cpuN.* columns (cpu1.ipis_sent,
+cpu1.pauses_lock, cpu1.pause_loop_exits_estimated_amd_lock, ...), with their
+sums over the CPUs as cpus.*, and its lock line lock.NAME_acquisitions,
+lock.NAME_contended, lock.NAME_pauses and lock.NAME_broken.
 
 The workloads that read a Ctrl-T dump themselves (bulk_counters.py, the kvm
 and bulk workloads) take it apart with
@@ -59,10 +62,93 @@ KEY_RATIOS = {
 }
 LINE = re.compile(r"^([a-z][a-z0-9_-]*):\s+(.*)$")
 TOKEN = re.compile(r"[(),;]|[^\s(),;]+")
+# Lines with a heading of their own, read by parse_fields rather than by the
+# generic rules (whose sub-heading rule would drop "cpu N (...)" and
+# "locks", and whose labels would collide with the boot CPU's):
+#   kernel: cpu N (APIC ID M, online): interrupts N (timer N); ...  -> cpuN.*
+#   kernel: cpu N spins: parks N; wakes sent N; spin pauses N; ...   -> cpuN.*
+#   kernel: locks: NAME N (contended N, pauses N, broken N); ...    -> lock.NAME_*
+#   kernel: time us: receive+stack N, egress N, ...                 -> time_us.*
+CPU_LINE = re.compile(r"^kernel:\s+cpu (\d+) (?:\(APIC ID \d+, [a-z ]+\)|spins):\s*(.*)$")
+LOCKS_LINE = re.compile(r"^kernel:\s+locks:\s*(.*)$")
+TIME_LINE = re.compile(r"^kernel:\s+time us:\s*(.*)$")
+ITEM = re.compile(r"^([A-Za-z][\w+/-]*(?:\s+[A-Za-z][\w+/-]*)*)?\s*(\d+)\s*(?:\((.*)\))?$")
 
 
 def column(prefix, label):
     return prefix + "." + re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+
+
+def split_top(text, sep):
+    """text split at each sep outside parentheses."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")" and depth > 0
+        if ch == sep and not depth:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+def parse_fields(prefix, body, run_head=True):
+    """[(column, value)] of a line in the per-CPU line's form: groups split
+    by ';', each "[HEAD:] LABEL N [(SUB N, ...)], LABEL N, ...". HEAD and
+    the words of LABEL and SUB make the column ("pauses: lock N" ->
+    pauses_lock, "interrupts N (timer N)" -> interrupts_timer); a one-word
+    LABEL after the group's first item takes that item's first word ("ipis
+    sent N, received N" -> ipis_received) unless run_head is False. An item
+    that is not words and a whole number is skipped."""
+    out = []
+    for group in split_top(body, ";"):
+        head, rest = "", group.strip()
+        if ":" in rest and "(" not in rest.split(":", 1)[0]:
+            head, rest = (x.strip() for x in rest.split(":", 1))
+        first = ""
+        for k, item in enumerate(split_top(rest, ",")):
+            m = ITEM.match(item.strip())
+            if not m:
+                continue
+            label = m.group(1) or ""
+            words = label.split()
+            if k == 0:
+                first = words[0] if words else ""
+            elif len(words) == 1 and first and not head and run_head:
+                label = f"{first} {label}"
+            label = f"{head} {label}".strip()
+            if not label:
+                continue
+            out.append((column(prefix, label), int(m.group(2))))
+            for sub in split_top(m.group(3) or "", ","):
+                sm = ITEM.match(sub.strip())
+                if sm and sm.group(1):
+                    out.append((column(prefix, f"{label} {sm.group(1)}"), int(sm.group(2))))
+    return out
+
+
+def parse_smp_line(line):
+    """[(column, value)] of a per-CPU, locks or time line; None for any other."""
+    text = line.strip()
+    m = CPU_LINE.match(text)
+    if m:
+        return parse_fields("cpu" + m.group(1), m.group(2))
+    m = LOCKS_LINE.match(text)
+    if m:
+        out = []
+        for group in split_top(m.group(1), ";"):
+            lm = re.match(r"^\s*([A-Za-z][\w-]*)\s+(?:acquisitions\s+)?(\d+)\s*(?:\((.*)\))?\s*$", group)
+            if not lm:
+                continue
+            out.append((column("lock", lm.group(1) + " acquisitions"), int(lm.group(2))))
+            out += parse_fields("lock", ", ".join(f"{lm.group(1)} {x.strip()}"
+                                                  for x in split_top(lm.group(3) or "", ",") if x.strip()))
+        return out
+    m = TIME_LINE.match(text)
+    if m:
+        return parse_fields("time_us", m.group(1).replace("+", " "), run_head=False)
+    return None
 
 
 def parse_line(line):
@@ -76,8 +162,12 @@ def parse_line(line):
     ("frames in N (B bytes)" -> frames_in_bytes). A second one-word label in
     a run without separators takes the run's first word ("kicks rx N tx N"
     -> kicks_tx). A word ending in ':' inside a line is a sub-heading: the
-    words up to it are dropped, as are tokens like 0x1f or 0/0.
+    words up to it are dropped, as are tokens like 0x1f or 0/0. The per-CPU,
+    locks and time lines have rules of their own (parse_smp_line).
     """
+    smp = parse_smp_line(line)
+    if smp is not None:
+        return smp
     m = LINE.match(line.strip())
     if not m:
         return []
@@ -146,8 +236,20 @@ def parse_line(line):
     return out
 
 
+def cpu_totals(values):
+    """{cpus.LABEL: sum over every cpuN.LABEL} of a dump with per-CPU lines
+    (cpus.ipis_sent: the IPIs every CPU sent), {} without them."""
+    out = {}
+    for col, v in values.items():
+        m = re.match(r"^cpu\d+\.(.+)$", col)
+        if m:
+            out["cpus." + m.group(1)] = out.get("cpus." + m.group(1), 0) + v
+    return out
+
+
 def parse_dump(text):
-    """{column: value} of one Ctrl-T dump; a repeated column gets a _2 suffix."""
+    """{column: value} of one Ctrl-T dump; a repeated column gets a _2 suffix.
+    With per-CPU lines, their sums over the CPUs too (cpu_totals)."""
     values = {}
     for line in text.replace("\r", "").split("\n"):
         for col, v in parse_line(line):
@@ -155,6 +257,7 @@ def parse_dump(text):
             while name in values:
                 name, k = f"{col}_{k}", k + 1
             values[name] = v
+    values.update(cpu_totals(values))
     return values
 
 

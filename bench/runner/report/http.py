@@ -24,7 +24,8 @@ and meta.txt, and writes
                  instructions per request in the main table and a section of
                  their own (in all, outside the wait loop, a Linux guest's
                  kernel and user space, and what the plugin cost in
-                 requests/s)
+                 requests/s); for guests of more than one vCPU, smp.py's
+                 tables (per-CPU counters per request, idle CPU per vCPU)
     chart.dat    the numbers behind the chart
     chart.png    per configuration: requests/s (log scale), and each guest's
                  ratios to the reference guest (requests/s and CPU per
@@ -38,6 +39,7 @@ Standard library only.
 import os
 
 from ..records import AXES, NATIVE_EMULATOR, InputError, is_busy, load_label, ordered, under_plugin
+from . import smp
 from .tables import (Results, Stat, batch_header, chart_cells, draw_chart, fmt_ratio, fmt_x, md_table, num,
                      parse_meta, terminal, text_table)
 
@@ -273,7 +275,9 @@ class Summary(Results):
         parts = [r["backend"]] + [r[a] for a in self.varying()] + [r["guest"], load_label(r["load"], r["loadgen"])]
         return " ".join(parts)
 
-    def markdown(self, meta):
+    def markdown(self, meta, smp_lines=()):
+        """summary.md's text; smp_lines (smp.py's sections) go after the
+        instructions."""
         out = ["# Benchmark summary", ""]
         out += self.header(meta) + [""]
         if meta:
@@ -311,6 +315,7 @@ class Summary(Results):
                     out += [f"### {self.label(config)}", "",
                             md_table(["load", "guest", "all", "spread", "outside wait", "spread", f"x {self.ref}",
                                       "kernel", "user", "runs", "plugin cost"], rows), ""]
+        out += list(smp_lines)
         for config in self.configs():
             out += [f"### Requests/s, {self.label(config)}", "",
                     md_table(["load"] + self.guests, self.throughput_rows(config)), ""]
@@ -337,7 +342,8 @@ class Summary(Results):
                                  self.axis_rows(axis, fixed)), ""]
         out += ["## Guests", "",
                 "Boot: seconds from start to the first HTTP response. Idle: the server process's CPU "
-                "over the idle sample (first repetition). Image: kernel + initramfs or app image; "
+                "over the idle sample (the first IDLE_REPS repetitions, 1 by default). Image: kernel + "
+                "initramfs or app image; "
                 "for a native guest, the server's binary (native-nginx: nginx-run and nginx, without "
                 "its libraries).", ""]
         out += [md_table(["configuration", "guest", "boot s", "idle CPU", "image", "clean boots"],
@@ -461,7 +467,7 @@ def write(out_dir, runs, boots, meta, ref=None, include_busy=False, chart=True):
         raise InputError(f"--ref {ref}: no such guest in this batch ({' '.join(names)})")
     summary = Summary(runs, boots, ref, include_busy)
     with open(os.path.join(out_dir, "summary.md"), "w") as f:
-        f.write(summary.markdown(meta))
+        f.write(summary.markdown(meta, smp.sections(summary, out_dir)))
     for line in summary.header(meta):
         print(line.replace("**", ""))
     for config in summary.configs():

@@ -30,7 +30,9 @@ and the exits that went on to QEMU's user space (debugfs mmio_exits +
 io_exits: a device register read, a PIO). The last, for our kernel: its own
 counters per request from its Ctrl-T dumps (notifies sent, parks,
 interrupts, EOI writes, one-shot loads, the spins' PAUSEs and the
-pause-loop exits a KVM host's default filters would take for them).
+pause-loop exits a KVM host's default filters would take for them; for a
+guest with per-CPU lines, every CPU's, and the IPIs sent, the PAUSEs of
+the lock and cross-CPU call waits and their pause-loop exits).
 Standard library only.
 """
 import csv
@@ -49,11 +51,25 @@ BACKEND_ORDER = ["vhost", "vhostpoll", "tap", "user"]
 LOAD_ORDER = list(HTTP_LOADS)
 COLUMNS = ["exits", "hlt", "npf", "msr", "pio", "irqwin", "l1intr", "other", "inj"]
 DETAIL = ["notify", "tmict", "eoi", "icr", "apic_other", "user"]
-GUEST_COUNTERS = [("notifies", "virtio-net.kicks_tx"), ("parks", "kernel.parks"),
-                  ("interrupts", "kernel.interrupts"), ("eoi writes", "kernel.eoi_writes"),
-                  ("one-shot loads", "kernel.timer_reloads"), ("spin PAUSEs", "kernel.spin_pauses"),
-                  ("PLE exits AMD (est.)", "kernel.pause_loop_exits_estimated_amd"),
-                  ("PLE exits Intel (est.)", "kernel.pause_loop_exits_estimated_intel")]
+# (label, [columns...]): the first choice whose columns both dumps have,
+# summed. A guest with per-CPU lines (counters.py: cpus.* sums every CPU's)
+# is read there first; a one-CPU guest has the boot CPU's lines only.
+GUEST_COUNTERS = [("notifies", [("virtio-net.kicks_tx",)]),
+                  ("parks", [("cpus.parks",), ("kernel.parks",)]),
+                  ("interrupts", [("cpus.interrupts",), ("kernel.interrupts",)]),
+                  ("eoi writes", [("cpus.eoi_writes",), ("kernel.eoi_writes",)]),
+                  ("one-shot loads", [("kernel.timer_reloads",)]),
+                  ("spin PAUSEs", [("cpus.spin_pauses",), ("kernel.spin_pauses",)]),
+                  ("PLE exits AMD (est.)", [("cpus.pause_loop_exits_estimated_amd_spin",),
+                                            ("kernel.pause_loop_exits_estimated_amd",)]),
+                  ("PLE exits Intel (est.)", [("cpus.pause_loop_exits_estimated_intel_spin",),
+                                              ("kernel.pause_loop_exits_estimated_intel",)]),
+                  ("IPIs sent", [("cpus.ipis_sent",)]),
+                  ("lock+call PAUSEs", [("cpus.pauses_lock", "cpus.pauses_call")]),
+                  ("lock+call PLE AMD (est.)", [("cpus.pause_loop_exits_estimated_amd_lock",
+                                                 "cpus.pause_loop_exits_estimated_amd_call")]),
+                  ("lock+call PLE Intel (est.)", [("cpus.pause_loop_exits_estimated_intel_lock",
+                                                   "cpus.pause_loop_exits_estimated_intel_call")])]
 
 
 def read(out):
@@ -129,9 +145,10 @@ def per_request(r):
     out["l1cpu"] = r["l1cpu_ms"] / n
     before, after = r.get("dump_before"), r.get("dump_after")
     if before and after:
-        for label, col in GUEST_COUNTERS:
-            if col in before and col in after:
-                out["g:" + label] = (after[col] - before[col]) / n
+        for label, choices in GUEST_COUNTERS:
+            cols = next((c for c in choices if all(k in before and k in after for k in c)), None)
+            if cols:
+                out["g:" + label] = sum(after[k] - before[k] for k in cols) / n
     return out
 
 
@@ -204,10 +221,12 @@ def write(out):
             if ps:
                 rows.append([l, g] + [med([p.get('g:' + c, 0) for p in ps]) for c in gcols])
         if rows:
-            md += ["", "Our kernel's own counters per request. The PLE columns are the pause-loop exits a KVM "
-                   "host with default pause filters would add for the spins' PAUSEs (kernel/ple.h: AMD 3000 "
-                   "PAUSEs, Intel 4096 cycles, doubling per exit, reset at a park); L0 here has no pause "
-                   "filter, so the exits above include none:", "", md_table(["load", "guest"] + gcols, rows)]
+            md += ["", "Our kernel's own counters per request (every CPU's, for a guest with more than one). "
+                   "The PLE columns are the pause-loop exits a KVM host with default pause filters would add "
+                   "for the executor's spins and for the lock and cross-CPU call waits, each wait one run of "
+                   "PAUSEs (kernel/ple.h: AMD 3000 PAUSEs, Intel 4096 cycles, doubling per exit, reset at a "
+                   "park); L0 here has no pause filter, so the exits above include none:", "",
+                   md_table(["load", "guest"] + gcols, rows)]
         md.append("")
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(md) + "\n")

@@ -4,7 +4,8 @@ Each repetition boots every guest once per back-end, emulator and placement
 (A B C A B C ...: this machine drifts by tens of percent between batches;
 ORDER=shuffle gives each repetition its own order, seeded by its number, so
 no build always follows the same one), measures the boot to the first
-answer, samples the idle CPU (first repetition only), runs every load with
+answer, samples the idle CPU (QEMU's whole process and its vCPU threads,
+in the first IDLE_REPS repetitions), runs every load with
 every load generator (loadrun.py: a row of runs.csv each) and stops the
 guest with GET /__shutdown (a row of guests.csv). The native guest has no
 emulator: it boots once per back-end and placement (emulator "host").
@@ -30,7 +31,7 @@ import subprocess
 import time
 
 from .. import hostlib, loadrun, loads, placement, records
-from ..procfs import cpu_ns
+from ..procfs import cpu_ns_split
 from ..batch import Step
 from ..boot import accel, http_shutdown, stop_guest, uk_flags_file
 from ..guest import Guest
@@ -57,6 +58,7 @@ class Workload:
         self.load_secs = s.int("LOAD_SECS", 1, 120)
         loadrun.WRK_THREADS = s.int("WRK_THREADS", 1, 64)
         self.idle_secs = s.int("IDLE_SECS", 0, 600)
+        self.idle_reps = s.int("IDLE_REPS", 0, 50)
         self.busy_pct = s.number("BUSY_PCT")
         self.order = s.choice("ORDER", ("fixed", "shuffle"))
         self.loads = loads.check(s.words("LOADS"))
@@ -169,7 +171,7 @@ class Workload:
                                     continue
                                 emu_col = "host"
                             label = f"{rep} {backend} {emu_col} {pl} {name}" + (" (under the plugin)" if counted else "")
-                            secs = per_boot * (3 if counted else 1) + (self.idle_secs if rep == 1 else 0)
+                            secs = per_boot * (3 if counted else 1) + (self.idle_secs if rep <= self.idle_reps else 0)
                             steps.append(Step(label, secs, lambda b, a=(rep, backend, emu, emu_col, pl, name, counted):
                                               self.boot(b, *a)))
         return steps
@@ -217,8 +219,8 @@ class Workload:
         uk_flags = {hostlib.image_flags(uk_flags_file(g["initrd"])) for g in self.guests.values() if g["kind"] == "uk"}
         if len(uk_flags) > 1:
             lines.append("WARNING: the unikernel images were built with different flags (see the image lines)")
-        lines.append(f"reps: {self.reps}; load: {self.load_secs}s per run; idle sample: {self.idle_secs}s; "
-                     f"order: {self.order}")
+        lines.append(f"reps: {self.reps}; load: {self.load_secs}s per run; idle sample: {self.idle_secs}s "
+                     f"(repetitions 1-{self.idle_reps}); order: {self.order}")
         if self.count:
             lines.append(f"plugin: repetitions {self.reps + 1}-{self.reps + self.count_reps} under the "
                          "instruction-counting plugin (plugin 1 in runs.csv and guests.csv; their requests/s enter no "
@@ -332,22 +334,25 @@ class Workload:
         if not up:
             why = f"no response within {BOOT_TIMEOUT}s" if guest.alive() else "it exited before answering"
             batch.log(f"{tag}: {why} (console: {raw}.console)")
-            self.guest_row(key, "", "", g, "no_boot", counted)
+            self.guest_row(key, "", "", "", g, "no_boot", counted)
             for load in self.loads:
                 for gen in self.loadgens:
                     loadrun.measure(["--csv", self.runs, "--key", key, "--loadgen", gen, "--load", load,
                                      "--status", "no_boot", "--plugin", str(int(counted))])
             return
         boot = f"{time.monotonic() - t0:.2f}"
-        idle = ""
-        if rep == 1 and not counted and self.idle_secs > 0 and server:
+        idle = idle_vcpus = ""
+        if rep <= self.idle_reps and not counted and self.idle_secs > 0 and server:
             time.sleep(1)  # let the boot's tail settle
-            c0 = cpu_ns(server)
+            c0, v0 = cpu_ns_split(server)
             time.sleep(self.idle_secs)
-            c1 = cpu_ns(server)
+            c1, v1 = cpu_ns_split(server)
             if c0 is not None and c1 is not None:
                 idle = f"{100 * max(0, c1 - c0) / 1e9 / self.idle_secs:.2f}"
-        batch.log(f"{tag}: first response after {boot}s" + (f", idle CPU {idle}%" if idle else ""))
+                if g["kind"] != "native":  # QEMU's vCPU threads; a native server has none
+                    idle_vcpus = f"{100 * max(0, v1 - v0) / 1e9 / self.idle_secs:.2f}"
+        batch.log(f"{tag}: first response after {boot}s" + (f", idle CPU {idle}%" if idle else "")
+                  + (f" (vCPU threads {idle_vcpus}%)" if idle_vcpus else ""))
         for load in self.loads:
             for gen in self.loadgens:
                 argv = ["--csv", self.runs, "--key", key, "--loadgen", gen, "--load", load,
@@ -368,15 +373,15 @@ class Workload:
                 if not re.search(r", ok(;|$)", line or ""):
                     batch.log(f"  not clean: see {raw}.console and {raw}-{load}-{gen}.{gen}")
         status = "ok" if self.stop(batch, guest, url, net_exec, g, raw) else "unclean_stop"
-        self.guest_row(key, boot, idle, g, status, counted)
+        self.guest_row(key, boot, idle, idle_vcpus, g, status, counted)
 
     def stop(self, batch, guest, url, net_exec, g, raw):
         """GET /__shutdown, then the guest's end; True when it ended with 0."""
         return stop_guest(batch, guest, g["name"], http_shutdown(url, net_exec), 15)
 
-    def guest_row(self, key, boot, idle, g, status, counted):
+    def guest_row(self, key, boot, idle, idle_vcpus, g, status, counted):
         with open(self.guests_csv, "a") as f:
-            f.write(f"{key},{boot},{idle},{g['bytes']},{status},{int(counted)}\n")
+            f.write(f"{key},{boot},{idle},{g['bytes']},{status},{int(counted)},{idle_vcpus}\n")
 
     # ---- the end -----------------------------------------------------------
     def finish(self, batch):

@@ -78,11 +78,9 @@ TSV_HEADER = ["phase", "ab", "n", "c", "complete", "failed", "non2xx", "req_s", 
 
 
 class Dumps(loadrun.Counters):
-    """Ctrl-T answers, as loadrun's Counters takes them, but through the
-    guest's own console input (Guest.fd) and to the dump's very last line
-    (loadrun stops at `kernel: waits`; counters.txt keeps the whole answer)."""
-
-    END = re.compile(r"^kernel: time us[^\n]*\n", re.M)
+    """Ctrl-T answers, as loadrun's Counters takes them (to the dump's last
+    line, `kernel: time us`), but through the guest's own console input
+    (Guest.fd)."""
 
     def __init__(self, console, fd):
         self.console, self.fd = console, fd

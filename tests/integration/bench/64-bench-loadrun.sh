@@ -94,7 +94,8 @@ while True:
     if b == b"\x14":
         with open(console, "a") as f:
             f.write(f"net: frames in 10 (600 bytes) out 10 (600 bytes); polls {polls}, 5 with work\r\n"
-                    f"kernel: waits 3; polls {polls} (idle 0); spins 0 (hits 0); re-arm rechecks 0\r\n")
+                    f"kernel: waits 3; polls {polls} (idle 0); spins 0 (hits 0); re-arm rechecks 0\r\n"
+                    f"kernel: time us: receive+stack 1, egress 0, spin 0, park 0, app+other 9\r\n")
         polls += 100000  # what a busy-polling guest does between two Ctrl-T
 PY
 responder=$!

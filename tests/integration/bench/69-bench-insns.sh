@@ -4,7 +4,8 @@
 # stand-in plugin (a thread answering each label on a FIFO with a counts
 # line, as tools/plugin/insncount.c does): the row's instructions per request
 # are the difference of the two marks over the requests, outside the wait
-# loop the classes other (or kernel and user) alone. Then the reports on
+# loop the classes other (or kernel and user) alone; with two vCPUs the
+# plugin's line per vCPU gives each one's (insns_nowait_by_cpu). Then the reports on
 # the fixes fixture (tests/fixtures/bench/fixes, written before the plugin
 # column, which must still be read) with three repetitions under the plugin
 # added below: their requests/s (1000, below every timed run) must enter no
@@ -22,18 +23,34 @@ bench_setup
 echo "== loadrun.py's marks against a stand-in plugin"
 PYTHONPATH=$ROOT/bench "$py" - "$tmp" <<'PY' || fail "the marks were misread"
 import os, sys, threading
-from runner.loadrun import Insns, insns_fields, parse_mark
+from runner.loadrun import Insns, insns_by_cpu, insns_fields, parse_mark
 tmp = sys.argv[1]
 
-def plugin(ctl, out, split):  # each label: the counts so far, 1,000,000 more each time
+def plugin(ctl, out, split, vcpus=1):  # each label: the counts so far, 1,000,000 more each time
     fd = os.open(ctl, os.O_RDWR)
     k = 0
     with open(fd, "r") as f, open(out, "a") as o:
         for line in f:
             k += 1
             other = f"kernel {300000 * k}, user {100000 * k}" if split else f"other {400000 * k}"
+            for v in range(vcpus if vcpus > 1 else 0):  # vCPU v: (v + 1) / 3 of the work, the rest spin
+                o.write(f"{line.strip()}.vcpu{v}: total {500000 * k}, spin {(500000 - (v + 1) * 133333) * k}, "
+                        f"park 0, other {(v + 1) * 133333 * k}\n")
             o.write(f"{line.strip()}: total {1000000 * k}, spin {500000 * k}, park {100000 * k}, {other}\n")
             o.flush()
+
+# Two vCPUs: each one's line comes before the sum's; the sum reads as before.
+out, ctl = os.path.join(tmp, "insns-vcpus"), os.path.join(tmp, "ctl-vcpus")
+os.mkfifo(ctl)
+open(out, "w").close()
+threading.Thread(target=plugin, args=(ctl, out, False, 2), daemon=True).start()
+m = Insns(out, ctl)
+a, b = m.mark("k1-ab-before"), m.mark("k1-ab-after")
+m.close()
+assert insns_fields(a, b, 1000)["insns_nowait_per_req"] == "400.0", (a, b)
+assert insns_by_cpu(a, b, 1000) == "133.3/266.7", insns_by_cpu(a, b, 1000)
+assert insns_by_cpu({"total": 1}, {"total": 2}, 10) == "", "one vCPU: no split"
+assert parse_mark("k1-ab-after.vcpu1: total 5, other 5") == ("k1-ab-after.vcpu1", {"total": 5, "other": 5})
 
 for split in (False, True):
     out, ctl = os.path.join(tmp, f"insns-{split}"), os.path.join(tmp, f"ctl-{split}")
