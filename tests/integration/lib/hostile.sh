@@ -2,8 +2,8 @@
 # sourced). Each attack runs against a fresh httpd on tap, once for
 # httpd.elf and once for the release build httpd-all.elf when it has been
 # built (under $SMP_DESIGN once, for the design's build, itself a release
-# build: lib/design.sh); what it sends is the test's own Python (on lib/rawtcp.py, with
-# lib/attack.py's Guest).
+# build: lib/design.sh); what it sends is the test's own Python (on
+# lib/rawtcp.py, with lib/attack.py's Guest).
 #
 # Offers (besides lib/net.sh):
 #   hostile_attack WHAT GUARD MSG [pools]

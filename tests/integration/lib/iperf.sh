@@ -26,7 +26,10 @@
 #                                 lib/net.sh's net_backend, whose NET_GUEST
 #                                 (the ip=/gw=/mask= words) replaces APPEND's
 #                                 "%NET%"; sets IPERF_ADDR, IPERF_PORT,
-#                                 IPERF_PID, IPERF_CONSOLE; cleans up at exit
+#                                 IPERF_PID, IPERF_CONSOLE; cleans up at exit.
+#                                 DESIGN_QEMU's options go to qemu-run too
+#                                 (lib/design.sh: set by iperf_uk_boot under
+#                                 a design, else none)
 #   iperf_guest_stop              shutdown cookie, wait: IPERF_RC = qemu-run's status
 #   iperf_uk_boot BACKEND SECS APPEND
 #                                 the unikernel's server (build/apps/iperf.elf;

@@ -3,9 +3,10 @@
 #
 #   serve IMAGE [qemu-run options...] [-- KERNEL-OPTIONS]
 #       boots an httpd image on the user back-end (extra QEMU arguments from
-#       $QEMU_EXTRA; under $SMP_DESIGN the design's build, lib/design.sh), fetches GET / through the forwarded port and compares it
-#       byte for byte, asks /__shutdown, and sets OUT (the console) and RC (the
-#       exit status); fails when there is no answer or a wrong one
+#       $QEMU_EXTRA; under $SMP_DESIGN the design's build on its CPUs,
+#       lib/design.sh), fetches GET / through the forwarded port and compares
+#       it byte for byte, asks /__shutdown, and sets OUT (the console) and RC
+#       (the exit status); fails when there is no answer or a wrong one
 #   boots_large_memory          false (and says why) when QEMU cannot reserve
 #                               the guest memory the last boot asked for
 HTTPD=$ROOT/$BUILD/apps/httpd.elf
