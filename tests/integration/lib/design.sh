@@ -5,9 +5,9 @@
 # the image it names on one vCPU. With SMP_DESIGN a design's name (one of
 # SMP_DESIGNS in mk/variants.mk, e.g. smp-lock), the helpers that start an
 # image (lib/boot.sh's boot, lib/machine.sh's serve, lib/net.sh's uk_test and
-# uk_tap_start, lib/hostile.sh, lib/iperf.sh, the soak of test 36) boot the
-# design's build of it instead, apps/NAME-DESIGN.elf beside apps/NAME.elf
-# (`make smp-designs` builds them), on two vCPUs (qemu-run --smp 2, MTTCG)
+# uk_tap_start, lib/hostile.sh, lib/iperf.sh, and the tests that boot by
+# hand) boot the design's build of it instead, apps/NAME-DESIGN.elf beside
+# apps/NAME.elf (`make smp-designs` builds them), on two vCPUs (qemu-run --smp 2, MTTCG)
 # with the kernel option smp=2, the way the designs run (docs/design/smp.md).
 # A test whose image the design does not build is skipped, saying so.
 #
@@ -16,12 +16,13 @@
 #                        apps/NAME.elf), DESIGN_QEMU (an array: qemu-run's
 #                        options for the design, empty without one),
 #                        DESIGN_KOPTS (its kernel options, empty without
-#                        one) and DESIGN_SMP (its vCPUs: 1 without one). Under a design with no build of PATH's app it
-#                        ends the test as skipped (exit 77), a line saying
-#                        which image is missing its last. PATH already a
-#                        design's build (tests 73, 74, 76 name theirs): left as
-#                        it is, and booted as the test boots it (nothing
-#                        added: it gives the CPUs and options itself)
+#                        one) and DESIGN_SMP (its vCPUs: 1 without one).
+#                        Under a design with no build of PATH's app it ends
+#                        the test as skipped (exit 77), a line saying which
+#                        image is missing its last. PATH already a design's
+#                        build (tests 73, 74, 76 name theirs): left as it
+#                        is, and booted as the test boots it (nothing added:
+#                        it gives the CPUs and options itself)
 #   smp_designs          prints the designs, one a line: SMP_DESIGN when set,
 #                        else SMP_DESIGNS (make passes it), else the list in
 #                        mk/variants.mk
