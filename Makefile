@@ -109,6 +109,7 @@ help:
 	@echo '  test-unit            host unit tests (cmocka, ASan+UBSan) and the fuzz corpus replays'
 	@echo '  test-integration     the QEMU integration tests (TESTS="30 31" for some)'
 	@echo '  test-microvm         the PC machine's tests again on QEMU's microvm machine'
+	@echo '  test-smp             the socket layer'"'"'s tests again at -smp 2, for each SMP design (SMP_DESIGNS)'
 	@echo '  test-qemu10          the emulator-facing integration tests under QEMU 10 (fetches it)'
 	@echo '  test-bench           the benchmark harness'"'"'s own tests (tests/integration/bench) alone'
 	@echo '  fuzz                 every libFuzzer harness for FUZZ_SECS s (FUZZ=http for one)'

@@ -6,8 +6,9 @@
 #   make VARIANT=NAME     build/apps/httpd-NAME.elf (objects in build/variants/NAME),
 #                         and beside it httpd-NAME.flags (its compiler flags, which
 #                         the benchmark records: every variant is a release build,
-#                         -DNDEBUG, KASSERTs off; `all` is the benchmark's uk guest,
-#                         and builds build/apps/iperf-all.elf too, for make bench-bulk)
+#                         -DNDEBUG, KASSERTs off; `all` is the benchmark's uk guest),
+#                         and the apps VARIANT_APPS_NAME lists beside it the same way,
+#                         build/apps/APP-NAME.elf
 #   make variants         every variant below
 #   make list-variants    their names and what each changes
 #
@@ -51,6 +52,11 @@ VARIANT_OFF_idea-accept-skip := listener-flag
 SMP_DESIGNS := smp-lock smp-netcore
 IDEA_CFLAGS_smp-lock := -DSW_SMP_GLOBAL_LOCK=1
 IDEA_CFLAGS_smp-netcore := -DSW_SMP_NET_CORE=1
+# What a variant builds besides httpd: `all` the iperf server (make
+# bench-bulk) and the floor (the benchmark's), each SMP design the iperf
+# server, rxsink and sockcheck, whose tests make test-smp reruns at -smp 2.
+VARIANT_APPS_all := iperf floor
+$(foreach d,$(SMP_DESIGNS),$(eval VARIANT_APPS_$(d) := iperf rxsink sockcheck))
 # Variants whose change reaches into lwIP's own options get a build of it.
 IDEAS_OWN_LWIP := idea-buf4k
 
@@ -85,15 +91,13 @@ endif
 variant:
 	@test -n "$(VARIANT)" || { echo "usage: make VARIANT=NAME (make list-variants)" >&2; exit 2; }
 	$(Q)$(MAKE) --no-print-directory VARIANT=$(VARIANT) $(BUILD)/apps/httpd.elf $(LOADER) \
-		$(if $(filter all,$(VARIANT)),$(BUILD)/apps/iperf.elf $(BUILD)/apps/floor.elf)
+		$(VARIANT_APPS_$(VARIANT):%=$(BUILD)/apps/%.elf)
 	@mkdir -p build/apps
-	$(Q)cp $(BUILD)/apps/httpd.elf build/apps/httpd-$(VARIANT).elf
-	@echo '$(strip $(GUEST_CFLAGS))' >build/apps/httpd-$(VARIANT).flags
-	$(Q)$(if $(filter all,$(VARIANT)),cp $(BUILD)/apps/iperf.elf build/apps/iperf-all.elf && \
-		echo '$(strip $(GUEST_CFLAGS))' >build/apps/iperf-all.flags && \
-		cp $(BUILD)/apps/floor.elf build/apps/floor-all.elf && \
-		echo '$(strip $(GUEST_CFLAGS))' >build/apps/floor-all.flags)
-	@echo "built build/apps/httpd-$(VARIANT).elf (off: $(or $(VARIANT_OFF_$(VARIANT)),nothing)$(if $(IDEA_CFLAGS_$(VARIANT)),; $(IDEA_CFLAGS_$(VARIANT))))"
+	$(Q)for app in httpd $(VARIANT_APPS_$(VARIANT)); do \
+		cp $(BUILD)/apps/$$app.elf build/apps/$$app-$(VARIANT).elf && \
+		echo '$(strip $(GUEST_CFLAGS))' >build/apps/$$app-$(VARIANT).flags || exit 1; \
+	done
+	@echo "built $(patsubst %,build/apps/%-$(VARIANT).elf,httpd $(VARIANT_APPS_$(VARIANT))) (off: $(or $(VARIANT_OFF_$(VARIANT)),nothing)$(if $(IDEA_CFLAGS_$(VARIANT)),; $(IDEA_CFLAGS_$(VARIANT))))"
 
 variants: deps
 	@for v in $(VARIANTS); do $(MAKE) --no-print-directory VARIANT=$$v variant || exit 1; done
@@ -101,8 +105,9 @@ variants: deps
 list-variants:
 	@$(foreach v,$(VARIANTS),echo "$(v): off $(or $(VARIANT_OFF_$(v)),nothing)$(if $(IDEA_CFLAGS_$(v)),; $(IDEA_CFLAGS_$(v)))";)
 
-# The SMP designs' images (build/apps/httpd-smp-lock.elf), which the
-# integration tests of the designs boot (tests 73 and 74).
+# The SMP designs' images (build/apps/httpd-smp-lock.elf, and the apps of
+# VARIANT_APPS_smp-lock), which the integration tests of the designs boot
+# (73, 74, 76, and make test-smp's reruns).
 .PHONY: smp-designs
 smp-designs: deps
 	@for v in $(SMP_DESIGNS); do $(MAKE) --no-print-directory VARIANT=$$v variant >/dev/null || exit 1; done

@@ -44,8 +44,8 @@ $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
 # Images and tools the integration tests boot; layers add to it.
 TEST_DEPS += all
 
-.PHONY: test test-unit test-integration test-microvm test-bench
-test: test-unit test-integration test-microvm
+.PHONY: test test-unit test-integration test-microvm test-smp test-bench
+test: test-unit test-integration test-microvm test-smp
 
 test-unit: $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
@@ -56,7 +56,8 @@ test-unit: $(UNIT_BINS)
 # that boot through tests/integration/lib/boot.sh. The default is the PC
 # machine and the loader.
 test-integration: $(TEST_DEPS)
-	BUILD=$(BUILD) MACHINE=$(MACHINE) QEMU_MACHINE=$(MACHINE) BOOT=$(BOOT) tests/run-integration $(TESTS)
+	BUILD=$(BUILD) MACHINE=$(MACHINE) QEMU_MACHINE=$(MACHINE) BOOT=$(BOOT) SMP_DESIGNS="$(SMP_DESIGNS)" \
+		tests/run-integration $(TESTS)
 
 # The PC machine's tests of the boot, the driver, httpd over every back-end,
 # iperf both ways, UDP and hostile and slow peers, again on QEMU's microvm
@@ -65,6 +66,27 @@ test-integration: $(TEST_DEPS)
 MICROVM_TESTS ?= 00 07 10 30 31 43 33 34 35 46 47 48 53
 test-microvm: $(TEST_DEPS)
 	BUILD=$(BUILD) MACHINE=microvm QEMU_MACHINE=microvm tests/run-integration $(MICROVM_TESTS)
+
+# The socket layer's tests again on two vCPUs (MTTCG), once for each SMP
+# design of SMP_DESIGNS (mk/variants.mk): with SMP_DESIGN=NAME the helpers
+# that boot an image boot the design's build of it, apps/APP-NAME.elf, with
+# --smp 2 and smp=2, and skip a test whose app the design does not build
+# (tests/integration/lib/design.sh). The list, what the socket layer does
+# under load and against hostile peers, picked to add about 2 minutes a
+# design to make test (docs/testing.md): hand-made TCP attacks (22-24),
+# httpd on tap (30), on user networking with QEMU's host CPU at idle (31),
+# the socket calls in the guest and UDP (32, 33), slow and
+# rude peers (34, 35), the short soak (36), floods (37), receive exhaustion
+# (38), iperf both ways (46), smuggling (53). The stress of many short
+# connections on both CPUs (76) is test-integration's, for every design.
+# Each design's logs go to $(BUILD)/tests/integration/NAME/.
+SMP_TESTS ?= 22 23 24 30 31 32 33 34 35 36 37 38 46 53
+test-smp: $(TEST_DEPS)
+	@fail=0; for d in $(SMP_DESIGNS); do \
+		echo "== design $$d at -smp 2: $(SMP_TESTS)"; \
+		BUILD=$(BUILD) SMP_DESIGN=$$d SMP_DESIGNS="$(SMP_DESIGNS)" \
+			TEST_LOGDIR=$(BUILD)/tests/integration/$$d tests/run-integration $(SMP_TESTS) || fail=1; \
+	done; exit $$fail
 
 # The benchmark harness's own tests (tests/integration/bench, 60-72: its
 # scripts on fixed inputs, its guests and placements), alone; make test runs

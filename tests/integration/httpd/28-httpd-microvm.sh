@@ -26,7 +26,7 @@ echo "== user networking, PVH boot"
 port=$(free_port)
 url=http://127.0.0.1:$port
 guest_start "$tmp/console" "$tmp/qemu.pid" "$QEMU_RUN" --machine microvm --net user --hostfwd "$port:80" \
-	--timeout 120 --append "-- -p 80 -s" "$IMAGE"
+	--timeout 120 "${DESIGN_QEMU[@]}" --append "$DESIGN_KOPTS -- -p 80 -s" "$IMAGE"
 guest_wait_http "$url/" 60 || { cat "$tmp/console"; fail "no HTTP answer"; }
 tr -d '\r' <"$tmp/console" | contains -E '^net: 52:54:00:12:34:56 ip 10\.0\.2\.15/24 gw 10\.0\.2\.2 \(dhcp\)$' ||
 	{ cat "$tmp/console"; fail "no DHCP address line"; }
@@ -41,7 +41,7 @@ echo "== user networking, loader boot"
 port=$(free_port)
 url=http://127.0.0.1:$port
 guest_start "$tmp/console" "$tmp/qemu.pid" "$QEMU_RUN" --machine microvm --boot loader --net user \
-	--hostfwd "$port:80" --timeout 120 --append "-- -p 80 -s" "$LOADER" "$IMAGE"
+	--hostfwd "$port:80" --timeout 120 "${DESIGN_QEMU[@]}" --append "$DESIGN_KOPTS -- -p 80 -s" "$LOADER" "$IMAGE"
 guest_wait_http "$url/" 60 || { cat "$tmp/console"; fail "no HTTP answer"; }
 expect_get "$url/" "$tmp/got" "$HTTPD_HELLO"
 curl -s -m 5 "$url/__shutdown" >/dev/null
@@ -53,7 +53,7 @@ echo "== tap, PVH boot"
 tap_netns mmio
 url=http://$NETNS_GUEST_IP
 guest_start "$tmp/console" "$tmp/qemu.pid" "${NET_EXEC[@]}" "$QEMU_RUN" --machine microvm --net tap \
-	--tap "$NETNS_TAP" --timeout 120 --append "$NETNS_GUEST_NET -- -p 80 -s" "$IMAGE"
+	--tap "$NETNS_TAP" --timeout 120 "${DESIGN_QEMU[@]}" --append "$NETNS_GUEST_NET $DESIGN_KOPTS -- -p 80 -s" "$IMAGE"
 guest_wait_http "$url/" 60 || { cat "$tmp/console"; fail "no HTTP answer"; }
 expect_get "$url/" "$tmp/got" "$HTTPD_HELLO"
 ab_load "$url/" 2000 8 -k || { cat "$tmp/console"; fail "ab -k: incomplete, failed or non-2xx requests"; }
@@ -79,7 +79,7 @@ tr -d '\r' <"$tmp/console" | contains -F "kernel: virtio_mmio.device=512@0xfeb00
 
 echo "== a legacy device"
 # A later -global wins: the NIC becomes a virtio-mmio version 1 device.
-"$QEMU_RUN" --machine microvm --net user --timeout 60 --append '-- -p 80' "$IMAGE" \
+"$QEMU_RUN" --machine microvm --net user --timeout 60 "${DESIGN_QEMU[@]}" --append "$DESIGN_KOPTS -- -p 80" "$IMAGE" \
 	-- -global virtio-mmio.force-legacy=true >"$tmp/console" 2>&1
 tr -d '\r' <"$tmp/console" | contains -E '^virtio-mmio@0xfeb00e00: a legacy device \(version 1\).*force-legacy=false' ||
 	{ cat "$tmp/console"; fail "the legacy device was not refused by name"; }

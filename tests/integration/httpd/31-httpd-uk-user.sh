@@ -12,7 +12,7 @@ port=$(free_port)
 url=http://127.0.0.1:$port
 
 guest_start "$tmp/console" "$tmp/qemu.pid" "$QEMU_RUN" --net user --hostfwd "$port:80" --timeout 120 \
-	--append "verbose -- -p 80 -s" "$LOADER" "$IMAGE"
+	"${DESIGN_QEMU[@]}" --append "verbose $DESIGN_KOPTS -- -p 80 -s" "$LOADER" "$IMAGE"
 guest_wait_http "$url/" 60 || { cat "$tmp/console"; fail "no HTTP answer"; }
 # Under TCG the spin neither grows nor relaxes with PAUSE (kernel/executor.c).
 tr -d '\r' <"$tmp/console" | contains -x 'executor: spin 250 us (at most 250), relax barrier (hypervisor TCG)' ||

@@ -15,7 +15,10 @@ command -v ab >/dev/null && command -v curl >/dev/null || skip "ab or curl missi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-BUILD=$BUILD "$ROOT/bench/run" soak KEEPALIVE=20000 NEW=3000 CONC_K="8 64" CONC_N=16 TIMEOUT=60 OUT="$out"
+# Under make test-smp, the design's build on its CPUs (lib/design.sh).
+design_image "$ROOT/$BUILD/apps/httpd.elf"
+BUILD=$BUILD "$ROOT/bench/run" soak KEEPALIVE=20000 NEW=3000 CONC_K="8 64" CONC_N=16 TIMEOUT=60 OUT="$out" \
+	IMAGE="$DESIGN_IMAGE" SMP="$DESIGN_SMP" KOPTS="$DESIGN_KOPTS"
 rc=$?
 [ $rc = 77 ] && skip "the soak could not make a namespace here"
 report=$out/report.md

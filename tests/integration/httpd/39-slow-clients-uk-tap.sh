@@ -21,6 +21,8 @@ ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu
 . "$ROOT/tests/integration/lib/slow.sh"
 IMAGE=$ROOT/$BUILD/apps/httpd.elf LOADER=$ROOT/$BUILD/loader/loader.elf
 [ -f "$IMAGE" ] || fail "no $IMAGE"
+design_image "$IMAGE" # under make test-smp, the design's build on its CPUs
+IMAGE=$DESIGN_IMAGE
 needs slowhttptest ab curl python3
 tmp=$(mktemp -d)
 pid=""
@@ -64,8 +66,8 @@ for mode in ${SLOW_ONLY:-$SLOW_MODES}; do # SLOW_ONLY=MODE: one of them
 	slow_mode "$mode"
 	echo "== $mode"
 	rm -f "$tmp/stdin" && mkfifo "$tmp/stdin"
-	"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 200 \
-		--append "$NETNS_GUEST_NET -- -p 80 -s" \
+	"${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 200 "${DESIGN_QEMU[@]}" \
+		--append "$NETNS_GUEST_NET $DESIGN_KOPTS -- -p 80 -s" \
 		"$LOADER" "$IMAGE" <"$tmp/stdin" >"$tmp/console" 2>&1 &
 	pid=$!
 	exec 3>"$tmp/stdin"

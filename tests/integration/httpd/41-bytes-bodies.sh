@@ -58,8 +58,9 @@ fi
 
 echo "== unikernel, user networking"
 port=$(free_port)
-"$QEMU_RUN" --net user --hostfwd "$port:80" --timeout 120 --append "-- -p 80 -s" \
-	"$LOADER" "$IMAGE" </dev/null >"$tmp/user.console" 2>&1 &
+design_image "$IMAGE" # under make test-smp, the design's build on its CPUs (uk_tap_start's too)
+"$QEMU_RUN" --net user --hostfwd "$port:80" --timeout 120 "${DESIGN_QEMU[@]}" --append "$DESIGN_KOPTS -- -p 80 -s" \
+	"$LOADER" "$DESIGN_IMAGE" </dev/null >"$tmp/user.console" 2>&1 &
 upid=$!
 pids+=($upid)
 guest_wait_http "http://127.0.0.1:$port/" 60 "$upid" || { cat "$tmp/user.console"; fail "user: no HTTP answer"; }

@@ -17,7 +17,7 @@ port=$(free_port)
 url=http://127.0.0.1:$port
 
 guest_start "$tmp/console" "" "$QEMU_RUN" --net passt --hostfwd "$port:80" --timeout 300 \
-	--append "-- -p 80 -s" "$LOADER" "$IMAGE"
+	"${DESIGN_QEMU[@]}" --append "$DESIGN_KOPTS -- -p 80 -s" "$LOADER" "$IMAGE"
 # Not a probe before the server listens: a connection passt forwards before
 # the guest's network is up keeps passt spinning for seconds.
 guest_wait_console "$tmp/console" '^httpd: listening' 60 || { cat "$tmp/console"; fail "httpd did not start"; }

@@ -6,7 +6,9 @@
 #                                                  the machine and entry from $MACHINE and
 #                                                  $BOOT (qemu-run's --machine and --boot:
 #                                                  `make test-integration MACHINE=microvm`)
-#                                                  unless the options name them
+#                                                  unless the options name them; under
+#                                                  $SMP_DESIGN the design's build of IMAGE
+#                                                  on its CPUs (lib/design.sh)
 #   expect_rc N                                    fails unless RC is N
 #   expect REGEX [what]                            fails unless a line of OUT matches
 #   expect_not REGEX [what]                        fails if a line matches
@@ -16,6 +18,7 @@
 set -u
 : "${ROOT:?run through tests/run-integration}"
 . "$ROOT/tools/lib/guest.sh"
+. "$ROOT/tests/integration/lib/design.sh"
 BUILD=${BUILD:-build}
 LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
 HELLO=$ROOT/$BUILD/apps/hello.elf
@@ -35,6 +38,10 @@ boot() {
 		if [ "$1" = -- ]; then shift; append="$*"; break; fi
 		opts+=("$1"); shift
 	done
+	design_image "$image"
+	image=$DESIGN_IMAGE
+	opts+=("${DESIGN_QEMU[@]}")
+	[ -z "$DESIGN_KOPTS" ] || append="$DESIGN_KOPTS $append"
 	# Under PVH the image boots alone; the loader boots it otherwise.
 	local machine=${MACHINE:-pc} how=${BOOT:-} i
 	for ((i = 0; i < ${#opts[@]} - 1; i++)); do

@@ -1,8 +1,9 @@
 # lib/hostile.sh: the frame of the hand-made TCP attacks (hostile/22-24;
 # sourced). Each attack runs against a fresh httpd on tap, once for
 # httpd.elf and once for the release build httpd-all.elf when it has been
-# built; what it sends is the test's own Python (on lib/rawtcp.py, with
-# lib/attack.py's Guest).
+# built (under $SMP_DESIGN once, for the design's build, itself a release
+# build: lib/design.sh); what it sends is the test's own Python (on
+# lib/rawtcp.py, with lib/attack.py's Guest).
 #
 # Offers (besides lib/net.sh):
 #   hostile_attack WHAT GUARD MSG [pools]
@@ -68,7 +69,9 @@ hostile_attack() {
 	needs python3 curl
 	script=$(cat)
 	images=("$ROOT/$BUILD/apps/httpd.elf")
-	if [ -f "$ROOT/$BUILD/apps/httpd-all.elf" ]; then
+	if [ -n "${SMP_DESIGN:-}" ]; then
+		: # uk_tap_start boots the design's build of httpd.elf
+	elif [ -f "$ROOT/$BUILD/apps/httpd-all.elf" ]; then
 		images+=("$ROOT/$BUILD/apps/httpd-all.elf")
 	else
 		echo "(no $BUILD/apps/httpd-all.elf: the release build is not attacked)"

@@ -26,12 +26,16 @@
 #                                 lib/net.sh's net_backend, whose NET_GUEST
 #                                 (the ip=/gw=/mask= words) replaces APPEND's
 #                                 "%NET%"; sets IPERF_ADDR, IPERF_PORT,
-#                                 IPERF_PID, IPERF_CONSOLE; cleans up at exit
+#                                 IPERF_PID, IPERF_CONSOLE; cleans up at exit.
+#                                 DESIGN_QEMU's options go to qemu-run too
+#                                 (lib/design.sh: set by iperf_uk_boot under
+#                                 a design, else none)
 #   iperf_guest_stop              shutdown cookie, wait: IPERF_RC = qemu-run's status
 #   iperf_uk_boot BACKEND SECS APPEND
-#                                 the unikernel's server (build/apps/iperf.elf)
-#                                 booted by iperf_boot, until it listens
-#                                 (skips without iperf3)
+#                                 the unikernel's server (build/apps/iperf.elf;
+#                                 under $SMP_DESIGN the design's build on its
+#                                 CPUs, lib/design.sh) booted by iperf_boot,
+#                                 until it listens (skips without iperf3)
 #   iperf_uk_stop COUNTS SOCKETS  iperf_guest_stop, the console shown less its
 #                                 per-test lines; fails unless the status is 0,
 #                                 the counter line is "iperf: COUNTS" and the
@@ -124,10 +128,10 @@ iperf_boot() {
 	net_backend "$backend" iperf 5201
 	IPERF_ADDR=$NET_HOST IPERF_PORT=${NET_PORTS[0]}
 	append=${append//%NET%/$NET_GUEST} IPERF_LIMIT=$secs
-	echo "+ qemu-run ${NET_QEMU[*]} --append '$append' $kernel $initrd"
+	echo "+ qemu-run ${NET_QEMU[*]} ${DESIGN_QEMU[*]} --append '$append' $kernel $initrd"
 	# shellcheck disable=SC2086 # no INITRD: no word
-	guest_start "$IPERF_CONSOLE" "" "${NET_EXEC[@]}" "$QEMU_RUN" "${NET_QEMU[@]}" --timeout "$secs" --append "$append" \
-		"$kernel" $initrd
+	guest_start "$IPERF_CONSOLE" "" "${NET_EXEC[@]}" "$QEMU_RUN" "${NET_QEMU[@]}" "${DESIGN_QEMU[@]}" \
+		--timeout "$secs" --append "$append" "$kernel" $initrd
 	IPERF_PID=$GUEST_PID
 }
 
@@ -142,7 +146,8 @@ iperf_uk_boot() {
 	local image=$ROOT/$BUILD/apps/iperf.elf
 	[ -f "$image" ] || fail "no $image"
 	needs iperf3
-	iperf_boot "$1" "$2" "$ROOT/$BUILD/loader/loader.elf" "$image" "$3"
+	design_image "$image"
+	iperf_boot "$1" "$2" "$ROOT/$BUILD/loader/loader.elf" "$DESIGN_IMAGE" "$DESIGN_KOPTS $3"
 	iperf_wait_listening 60
 }
 

@@ -3,9 +3,10 @@
 #
 #   serve IMAGE [qemu-run options...] [-- KERNEL-OPTIONS]
 #       boots an httpd image on the user back-end (extra QEMU arguments from
-#       $QEMU_EXTRA), fetches GET / through the forwarded port and compares it
-#       byte for byte, asks /__shutdown, and sets OUT (the console) and RC (the
-#       exit status); fails when there is no answer or a wrong one
+#       $QEMU_EXTRA; under $SMP_DESIGN the design's build on its CPUs,
+#       lib/design.sh), fetches GET / through the forwarded port and compares
+#       it byte for byte, asks /__shutdown, and sets OUT (the console) and RC
+#       (the exit status); fails when there is no answer or a wrong one
 #   boots_large_memory          false (and says why) when QEMU cannot reserve
 #                               the guest memory the last boot asked for
 HTTPD=$ROOT/$BUILD/apps/httpd.elf
@@ -19,6 +20,10 @@ serve() {
 		opts+=("$1"); shift
 	done
 	[ -n "${QEMU_EXTRA:-}" ] && read -ra extra <<<"-- $QEMU_EXTRA"
+	design_image "$image"
+	image=$DESIGN_IMAGE
+	opts+=("${DESIGN_QEMU[@]}")
+	kopts="$DESIGN_KOPTS $kopts"
 	port=$((20000 + RANDOM % 20000))
 	while ss -Htln "sport = :$port" 2>/dev/null | contains .; do port=$((20000 + RANDOM % 20000)); done
 	tmp=$(mktemp -d)

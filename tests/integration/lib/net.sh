@@ -13,8 +13,10 @@
 #                            $tmp/qemu.pid, where the test starts its own), the
 #                            namespace NET_NS deleted, tmp removed
 #   uk_test IMAGE TOOL...    a unikernel test's start: IMAGE, apps/IMAGE.elf
-#                            under $BUILD, and LOADER (FAIL when not built), then
-#                            needs TOOL..., then test_tmp
+#                            under $BUILD (under $SMP_DESIGN the design's build,
+#                            and DESIGN_QEMU and DESIGN_KOPTS what its boot
+#                            adds: lib/design.sh), and LOADER (FAIL when not
+#                            built), then needs TOOL..., then test_tmp
 #   linux_test TOOL...       a Linux guest test's start: LG_KERNEL and LG_INITRD,
 #                            the guest's (skips when not built: make
 #                            linux-guest), then needs TOOL..., then test_tmp
@@ -96,7 +98,9 @@
 #                            on GUEST_CONSOLE_FD (Ctrl-T there prints its
 #                            counters); sets NET_EXEC, UK_URL, UK_PID, UK_TMP
 #                            (console in $UK_TMP/console); cleans up at exit
-#                            (UK_QEMU_OPTS: more qemu-run options, e.g. --smp 2)
+#                            (UK_QEMU_OPTS: more qemu-run options, e.g. --smp 2);
+#                            under $SMP_DESIGN the design's build of IMAGE on
+#                            its CPUs (lib/design.sh)
 #   uk_tap_serve IMAGE ARGS [KERNEL-OPTIONS]
 #                            uk_tap_start, then until httpd's first answer (60 s;
 #                            else FAIL with the console)
@@ -106,6 +110,7 @@
 
 . "${ROOT:-.}/tools/lib/netns.sh"
 . "${ROOT:-.}/tools/lib/guest.sh"
+. "${ROOT:-.}/tests/integration/lib/design.sh"
 
 NET_EXEC=() NET_NS=""
 
@@ -136,6 +141,8 @@ uk_test() {
 	IMAGE=$ROOT/$BUILD/apps/$1.elf LOADER=${LOADER:-$ROOT/$BUILD/loader/loader.elf}
 	shift
 	[ -f "$IMAGE" ] || fail "no $IMAGE"
+	design_image "$IMAGE"
+	IMAGE=$DESIGN_IMAGE
 	needs "$@"
 	test_tmp
 }
@@ -369,13 +376,16 @@ linux_guest_check() {
 uk_tap_start() {
 	local image=$1 args=$2 kopts=${3:-}
 	[ -f "$image" ] || fail "no $image"
+	design_image "$image"
+	image=$DESIGN_IMAGE
 	UK_TMP=$(mktemp -d) UK_PID=""
 	trap 'guest_kill; netns_destroy "$NET_NS"; rm -rf "$UK_TMP"' EXIT
 	tap_netns uk
 	UK_URL=http://$NETNS_GUEST_IP
 	[ "${UK_CONSOLE_IN:-}" != 1 ] || guest_console_in "$UK_TMP/console-in" || fail "no fifo for the console input"
 	guest_start "$UK_TMP/console" "" "${NET_EXEC[@]}" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" \
-		--timeout "${UK_TIMEOUT:-120}" ${UK_QEMU_OPTS:-} --append "$NETNS_GUEST_NET $kopts -- $args" \
+		--timeout "${UK_TIMEOUT:-120}" ${UK_QEMU_OPTS:-} "${DESIGN_QEMU[@]}" \
+		--append "$NETNS_GUEST_NET $DESIGN_KOPTS $kopts -- $args" \
 		"$ROOT/$BUILD/loader/loader.elf" "$image"
 	UK_PID=$GUEST_PID
 }

@@ -37,7 +37,7 @@ serve_httpd() {
 	echo "== $what ($("$QEMU_RUN" --version))"
 	port=$(free_port) || fail "no free port"
 	guest_start "$tmp/console" "$tmp/qemu.pid" "$QEMU_RUN" --machine microvm --acpi on --net user \
-		--hostfwd "$port:80" --timeout 120 --append "-- -p 80 -s" "${opts[@]}" "$@"
+		--hostfwd "$port:80" --timeout 120 "${DESIGN_QEMU[@]}" --append "$DESIGN_KOPTS -- -p 80 -s" "${opts[@]}" "$@"
 	guest_wait_http "http://127.0.0.1:$port/" 60 || { cat "$tmp/console"; fail "$what: no HTTP answer"; }
 	expect_get "http://127.0.0.1:$port/" "$tmp/got" "$HTTPD_HELLO"
 	curl -s -m 5 "http://127.0.0.1:$port/__shutdown" >/dev/null

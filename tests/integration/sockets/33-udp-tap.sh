@@ -7,6 +7,8 @@ set -uo pipefail
 ROOT=${ROOT:-$(pwd)} BUILD=${BUILD:-build} QEMU_RUN=${QEMU_RUN:-$ROOT/tools/qemu-run}
 . "$ROOT/tests/integration/lib/net.sh"
 IMAGE=$ROOT/$BUILD/apps/sockcheck.elf LOADER=$ROOT/$BUILD/loader/loader.elf
+design_image "$IMAGE" # under make test-smp, the design's build on its CPUs
+IMAGE=$DESIGN_IMAGE
 netns_usable || skip "tap back-end needs root, ip and /dev/net/tun"
 command -v python3 >/dev/null || skip "python3 missing"
 NS=udptest-$$
@@ -15,8 +17,8 @@ pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; netns_destroy "$NS"; rm -rf "$tmp"' EXIT
 netns_create "$NS" || skip "cannot create a network namespace here"
 
-ip netns exec "$NS" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 60 \
-	--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK -- --refuse $NETNS_HOST_IP --udp-echo 3" \
+ip netns exec "$NS" "$QEMU_RUN" --net tap --tap "$NETNS_TAP" --timeout 60 "${DESIGN_QEMU[@]}" \
+	--append "ip=$NETNS_GUEST_IP gw=$NETNS_HOST_IP mask=$NETNS_MASK $DESIGN_KOPTS -- --refuse $NETNS_HOST_IP --udp-echo 3" \
 	"$LOADER" "$IMAGE" </dev/null >"$tmp/console" 2>&1 &
 pid=$!
 guest_wait_console "$tmp/console" 'udp echo: listening' 30 "$pid" || { cat "$tmp/console"; fail "the echo server did not start"; }
