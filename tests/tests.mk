@@ -81,12 +81,16 @@ test-microvm: $(TEST_DEPS)
 # connections on both CPUs (76) is test-integration's, for every design.
 # Each design's logs go to $(BUILD)/tests/integration/NAME/.
 SMP_TESTS ?= 22 23 24 30 31 32 33 34 35 36 37 38 46 53
+# The global lock is the baseline the network core is measured against:
+# make test runs its httpd, soak, flood and iperf tests only, to keep CI
+# within its time (make test-smp SMP_TESTS_smp-lock="$(SMP_TESTS)" runs all).
+SMP_TESTS_smp-lock ?= 30 36 37 46
+smp_tests = $(or $(SMP_TESTS_$(1)),$(SMP_TESTS))
 test-smp: $(TEST_DEPS)
-	@fail=0; for d in $(SMP_DESIGNS); do \
-		echo "== design $$d at -smp 2: $(SMP_TESTS)"; \
-		BUILD=$(BUILD) SMP_DESIGN=$$d SMP_DESIGNS="$(SMP_DESIGNS)" \
-			TEST_LOGDIR=$(BUILD)/tests/integration/$$d tests/run-integration $(SMP_TESTS) || fail=1; \
-	done; exit $$fail
+	@fail=0; $(foreach d,$(SMP_DESIGNS),echo "== design $(d) at -smp 2: $(call smp_tests,$(d))"; \
+		BUILD=$(BUILD) SMP_DESIGN=$(d) SMP_DESIGNS="$(SMP_DESIGNS)" \
+			TEST_LOGDIR=$(BUILD)/tests/integration/$(d) tests/run-integration $(call smp_tests,$(d)) || fail=1;) \
+	exit $$fail
 
 # The benchmark harness's own tests (tests/integration/bench, 60-72: its
 # scripts on fixed inputs, its guests and placements), alone; make test runs

@@ -111,6 +111,21 @@ design_counters() {
 			say "$1: wakes to the $who cpu $sent: $ended ended a park, $early before the halt"
 		done
 		;;
+	smp-netcore)
+		contains -E '^handoff: serving cpu 1 \(stopped\);' <<<"$c" ||
+			fail "$1: the network not on CPU 1, or not stopped at exit"
+		# No wake taken more often than sent; fewer may be (a wake sent
+		# as the other side's park ends is taken by none: wasted).
+		for who in app serving; do
+			sent=$(num "wakes to the $who cpu ([0-9]+) \\(" "$c")
+			ended=$(num "wakes to the $who cpu [0-9]+ \\(ended a park ([0-9]+)," "$c")
+			early=$(num "wakes to the $who cpu [0-9]+ \\(ended a park [0-9]+, before the halt ([0-9]+)\\)" "$c")
+			[ -n "$sent" ] && [ -n "$ended" ] && [ -n "$early" ] || fail "$1: no wake counters to the $who cpu"
+			((ended + early <= sent)) ||
+				fail "$1: wakes to the $who cpu: $sent sent, $ended ended a park, $early before the halt"
+			say "$1: wakes to the $who cpu $sent: $ended ended a park, $early before the halt"
+		done
+		;;
 	*) fail "$1: no counter checks for this design in tests/kvm/smp.sh (design_counters)" ;;
 	esac
 }

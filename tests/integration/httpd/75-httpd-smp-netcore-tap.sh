@@ -4,7 +4,7 @@
 # socket call and poll() through rings. GET / byte for byte, ab -k -c 8 and
 # ab -c 16 with zero failed requests, a clean exit with every socket closed
 # and the network core stopped, the counters consistent
-# (lib/smp_netcore_counters.py). Then tools/serve at SMP=2 driven through a
+# (lib/smp_counters.py's checks for smp-netcore). Then tools/serve at SMP=2 driven through a
 # pseudo-terminal: Ctrl-T prints the counters while httpd waits in a poll()
 # the network core runs, and Ctrl-C, relayed to that wait, stops httpd with
 # exit 0 (lib/serve_console.py).
@@ -31,7 +31,7 @@ c=$UK_TMP/console
 grep -q '^httpd: stopped (shutdown request)$' "$c" || fail "no clean stop"
 grep -Eq '^sockets: open 0, accepted [0-9]+, backlog overflows 0, resets 0;' "$c" ||
 	fail "sockets left open, overflows or resets"
-python3 "$ROOT/tests/integration/lib/smp_netcore_counters.py" "$c" "$requests" || fail "counters"
+python3 "$ROOT/tests/integration/lib/smp_counters.py" smp-netcore "$c" "$requests" || fail "counters"
 
 PYTHON=$(command -v /usr/bin/python3 || command -v python3)
 echo "== tools/serve SMP=2 at a terminal, Ctrl-T then Ctrl-C"

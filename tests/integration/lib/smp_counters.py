@@ -20,6 +20,13 @@ entry there fails: its checks are to be written with it):
     for one park); the wakes equal to the IPIs each CPU sent (plus the 3
     the boot sends the network CPU: a call and two wakes), again but for
     one in flight; lock acquisitions above the requests.
+  - smp-netcore (`handoff: serving cpu`, kernel/handoff.c): the network on
+    CPU 1 and stopped there at exit; at least two calls handed over per
+    request (a read and a write); no wake taken more often than sent, each
+    way (fewer may be: a wake sent as the other side's park ends is taken
+    by no park, and counted wasted); the IPIs each CPU sent equal the
+    design's wakes (plus the 3 at boot to CPU 1), but for one in flight;
+    no calls shipped again without a signal relayed.
 Prints the figures per request; exit 1 with FAIL: on the first check that
 does not hold."""
 import re
@@ -106,8 +113,38 @@ def check_smp_lock(dump, ipis, requests):
              a_ended, a_early, n_sent / requests, n_ended, n_early))
 
 
+def check_smp_netcore(dump, ipis, requests):
+    h = re.search(r"^handoff: serving cpu (\d+)( \(stopped\))?; calls (\d+), restarted (\d+), "
+                  r"signals relayed (\d+), run in place (\d+); wakes to the app cpu (\d+) \(ended a park "
+                  r"(\d+), before the halt (\d+)\); wakes to the serving cpu (\d+) \(ended a park (\d+), "
+                  r"before the halt (\d+)\)", dump, re.M)
+    if not h:
+        fail("no 'handoff: serving cpu' line that parses")
+    if h.group(1) != "1":
+        fail("the network ran on CPU %s, not 1" % h.group(1))
+    calls, restarts, relays, in_place, a_sent, a_ended, a_early, s_sent, s_ended, s_early = \
+        map(int, h.groups()[2:])
+    if calls < 2 * requests:
+        fail("%d calls handed over for %d requests: fewer than a read and a write each" % (calls, requests))
+    if restarts > relays:
+        fail("%d calls shipped again, %d signals relayed" % (restarts, relays))
+    for who, sent, ended, early in (("app", a_sent, a_ended, a_early), ("serving", s_sent, s_ended, s_early)):
+        if ended + early > sent:
+            fail("wakes to the %s cpu: %d ended a park and %d came before the halt, more than the %d sent"
+                 % (who, ended, early, sent))
+    if len(ipis) == 2:
+        for cpu, wakes, extra in ((1, a_sent, 0), (0, s_sent, BOOT_IPIS_TO_NET_CPU)):
+            if abs(ipis[cpu][0] - (wakes + extra)) > IN_FLIGHT:
+                fail("CPU %d sent %d IPIs, the design %d wakes (+%d at boot)" % (cpu, ipis[cpu][0], wakes, extra))
+    print("per request (%d): calls %.2f (run in place %.2f); wakes to the app cpu %.3f (%d ended a park, "
+          "%d before the halt, %d wasted), to the network core %.3f (%d, %d, %d wasted)"
+          % (requests, calls / requests, in_place / requests, a_sent / requests, a_ended, a_early,
+             a_sent - a_ended - a_early, s_sent / requests, s_ended, s_early, s_sent - s_ended - s_early))
+
+
 DESIGNS = {
     "smp-lock": check_smp_lock,
+    "smp-netcore": check_smp_netcore,
 }
 
 
