@@ -125,6 +125,8 @@ struct socket_counters {
 	uint64_t listener_slots_walked; /* backlog slots looked at to answer them (naive) */
 	uint64_t nagle_holds;           /* outputs that left data waiting for an ACK (Nagle) */
 	uint64_t tx_grown;              /* send buffers doubled for a bulk sender (sock_io.c) */
+	uint64_t would_block_here;      /* network core: non-blocking reads and accepts answered
+					 * EAGAIN on the app's CPU, no call handed over (sock_wait.c) */
 };
 extern struct socket_counters net_socket_counters;
 void net_socket_stats_print(void);

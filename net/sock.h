@@ -172,6 +172,10 @@ static inline bool sock_rx_consistent(const struct sock *s)
 
 /* ---- sock_wait.c: readiness and waiting ------------------------------------------ */
 bool sock_listener_ready(struct sock *s);
+/* On the app's CPU under the network core: a non-blocking read or accept
+ * would find nothing (sock_wait.c). */
+bool sock_read_would_block(const struct sock *s);
+bool sock_accept_would_block(const struct sock *s);
 short sock_poll(void *obj, short events);
 int sock_wait(struct sock *s, short events); /* block until ready for events; -EINTR: see handoff.h */
 int sock_net_start(void);                  /* first socket: start the network; 0 or -errno */

@@ -302,6 +302,10 @@ static long sock_read_entry(const long *a)
 
 static long sock_read_entered(void *obj, void *buf, size_t len)
 {
+	if (SW_SMP_NET_CORE && handoff_serving() && sock_read_would_block(obj)) {
+		net_socket_counters.would_block_here++;
+		return -EAGAIN;
+	}
 	const long a[] = { (long)obj, (long)buf, (long)len };
 	return net_run(sock_read_entry, a);
 }
@@ -361,6 +365,7 @@ static short sock_poll_entered(void *obj, short events)
 	return (short)net_run(sock_poll_entry, a);
 }
 
+#if !SW_SMP_NET_CORE
 static long sock_get_flags_entry(const long *a)
 {
 	return sock_get_flags((void *)a[0]);
@@ -382,6 +387,7 @@ static int sock_set_flags_entered(void *obj, int flags)
 	const long a[] = { (long)obj, (long)flags };
 	return (int)net_run(sock_set_flags_entry, a);
 }
+#endif
 
 static long sock_ioctl_entry(const long *a)
 {
@@ -401,8 +407,14 @@ const struct file_ops sock_ops = {
 	.close = sock_close_entered,
 	.fstat = sock_fstat_entered,
 	.poll = sock_poll_entered,
+#if SW_SMP_NET_CORE
+	/* nonblock is written and read only by the app's own calls: its own. */
+	.get_flags = sock_get_flags,
+	.set_flags = sock_set_flags,
+#else
 	.get_flags = sock_get_flags_entered,
 	.set_flags = sock_set_flags_entered,
+#endif
 	.ioctl = sock_ioctl_entered,
 };
 #else

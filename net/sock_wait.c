@@ -38,6 +38,30 @@ bool sock_listener_ready(struct sock *s)
 	return backlog_walk(s);
 }
 
+/*
+ * The network core (SW_SMP_NET_CORE) hands every socket call to CPU 1, and
+ * a non-blocking read or accept that finds nothing is most of what a
+ * poll loop makes (the accept loop's last accept, a read after the data).
+ * These two answer EAGAIN on the app's CPU from the fields CPU 1 writes,
+ * read once each, without a call. A stale "nothing" is the answer the call
+ * would have given a moment earlier (the app's next poll(), run on CPU 1,
+ * sees the data); a stale "something" hands the call over, which answers
+ * properly. The socket cannot go away meanwhile: the app holds its
+ * descriptor, and nonblock is written only by the app's own calls.
+ */
+bool sock_read_would_block(const struct sock *s)
+{
+	return s->nonblock && __atomic_load_n(&s->state, __ATOMIC_RELAXED) == SS_CONNECTED &&
+	       !__atomic_load_n(&s->rx_len, __ATOMIC_RELAXED) && !__atomic_load_n(&s->rx_eof, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&s->error, __ATOMIC_RELAXED);
+}
+
+bool sock_accept_would_block(const struct sock *s)
+{
+	return SW_LISTENER_FLAG && s->nonblock && __atomic_load_n(&s->state, __ATOMIC_RELAXED) == SS_LISTENING &&
+	       !__atomic_load_n(&s->accept_ready, __ATOMIC_RELAXED);
+}
+
 static bool writable(struct sock *s)
 {
 	return s->state == SS_CONNECTED && s->tx_len < s->tx_cap && !s->fin_wanted;

@@ -287,6 +287,13 @@ static long accept4_entry(const long *a)
 
 int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
+	struct sock *l;
+	int e;
+	if (SW_SMP_NET_CORE && handoff_serving() && !(flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) &&
+	    (l = sock_of(fd, &e)) && sock_accept_would_block(l)) {
+		net_socket_counters.would_block_here++; /* see sock_wait.c */
+		return sock_fail(EAGAIN);
+	}
 	const long a[] = { (long)fd, (long)addr, (long)len, (long)flags };
 	return (int)net_run(accept4_entry, a);
 }
@@ -527,10 +534,11 @@ void net_socket_stats_print(void)
 	const struct socket_counters *c = &net_socket_counters;
 	kprintf("sockets: open %lu, accepted %lu, backlog overflows %lu, resets %lu; egress passes %lu, "
 		"sockets visited %lu, dispatches %lu, marks %lu, outputs %lu, tcp_write ENOMEM %lu; "
-		"listener checks %lu, slots walked %lu; nagle holds %lu; send buffers grown %lu\n",
+		"listener checks %lu, slots walked %lu; nagle holds %lu; send buffers grown %lu; "
+		"would-block answered on the app's cpu %lu\n",
 		c->sockets_open, c->accepted, c->backlog_overflows, c->resets, c->egress_passes,
 		c->sockets_visited, c->dispatches, c->egress_marks, c->outputs, c->tcp_write_no_memory,
-		c->listener_checks, c->listener_slots_walked, c->nagle_holds, c->tx_grown);
+		c->listener_checks, c->listener_slots_walked, c->nagle_holds, c->tx_grown, c->would_block_here);
 	if (c->resets)
 		kprintf("sockets: resets by cause: peer's RST %lu, aborted %lu, other %lu; after close %lu; "
 			"last: err %d, socket state %d%s%s%s, tx %lu, rx %lu, peer port %u\n",
