@@ -185,15 +185,14 @@ static bool app_poll(void)
 
 /* A call that waits on the serving CPU (a poll() with nothing ready, an
  * accept with nothing queued) ends with that CPU's wait, which spins on the
- * device itself. Under TCG two vCPUs spinning for one event take two host
- * cores' instructions, and the app's CPU parks at once; under KVM a park
- * costs its waker an IPI (an ICR write exit) and itself a HLT exit, so it
- * spins its window as any wait does (docs/design/smp.md). */
-static bool park_while_served; /* set at start: under TCG */
-
+ * device itself: the app's CPU parks at once rather than spin beside it.
+ * Under TCG two spinning vCPUs take two host cores' instructions; under
+ * KVM the park costs its waker an ICR write exit and itself a HLT exit,
+ * but spinning there was measured worse on a two-CPU host, the spinning
+ * vCPU taking the host CPU vhost's thread needs (docs/design/smp.md). */
 static bool app_quiet(void)
 {
-	return park_while_served && awaited && awaited->waiting && !spsc_nonempty(&answers);
+	return awaited && awaited->waiting && !spsc_nonempty(&answers);
 }
 
 static uint64_t app_next_deadline(void)
@@ -399,7 +398,6 @@ bool handoff_start(uint32_t cpu, const struct wait_source *source, void (*first)
 	server_first = first;
 	server_source.wake = source->wake;
 	server_cpu = cpu;
-	park_while_served = cpu_hypervisor() == HYPERVISOR_TCG;
 	serving = true; /* before its first step, which reads it */
 	executor_set_source(&app_source);
 	if (!smp_run_on(cpu, serve)) {
