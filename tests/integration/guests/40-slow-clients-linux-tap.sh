@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# 40-slow-clients-linux-tap: test 39's three slowhttptest attacks against the
+# 40-slow-clients-linux-tap: test 39's slowhttptest attacks against the
 # Linux guest, which runs the same httpd (bench/linux), on tap, a fresh boot
-# for each: the same probes must be answered in time, the same counters must
+# for each. The first only by default (slowloris at 1,000 connections: the
+# comparison guest's check, a third of the time; SLOW_ALL=1 runs the three,
+# SLOW_ONLY=MODE one of them): the same probes must be answered in time, the same counters must
 # show the deadline closes and evictions. Linux gives the guest's init 1,024
 # descriptors, so httpd serves at most 1,020 connections there (it says so
 # and counts "out of descriptors"); past that it evicts as at its own limit.
@@ -15,7 +17,9 @@ linux_test slowhttptest ab curl python3
 tap_netns lgs
 url=http://$NETNS_GUEST_IP
 
-for mode in ${SLOW_ONLY:-$SLOW_MODES}; do # SLOW_ONLY=MODE: one of them
+modes=${SLOW_ONLY:-${SLOW_MODES%% *}}
+[ -n "${SLOW_ALL:-}" ] && modes=$SLOW_MODES
+for mode in $modes; do
 	slow_mode "$mode"
 	echo "== $mode"
 	rm -f "$tmp/qemu.pid"
