@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""figures.py: result tables in README and docs, copied from their batch.
+
+    tools/figures.py            rewrite every figures block in README.md and docs/
+    tools/figures.py --check    exit 1 if a block differs from what its batch gives
+                                (test 82), printing the difference
+
+A block is an HTML comment naming a table of a batch's report, then the
+table, then an end mark:
+
+    <!-- figures: bench/results/BATCH/summary.md "SECTION" [COLUMN=VALUE ...] -->
+    ...
+    <!-- end figures -->
+
+The script finds SECTION (a heading's text, its first table after it) in
+the report the runner wrote from the batch's runs, keeps the rows whose
+COLUMN equals VALUE (each filter narrows; none keeps every row), and writes
+a line naming the batch (its date, the commit its images were built at,
+`+dirty` for a tree with uncommitted changes, and the quiet-host guard,
+from meta.txt) above the table. Marks the report puts in a cell (`[n=4/5]`
+for runs that did not count, `~` for an unclean shutdown) stay. So no
+figure in a block is typed, and a block that no longer matches its batch
+(a batch rerun, a table edited by hand) fails test 82. Standard library
+only.
+"""
+import difflib
+import os
+import re
+import shlex
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OPEN = re.compile(r"<!-- figures: (.*?) -->")
+CLOSE = "<!-- end figures -->"
+
+
+class BlockError(Exception):
+    """A block whose batch, section or filter cannot be read."""
+
+
+def meta(batch_dir):
+    fields = {}
+    path = os.path.join(batch_dir, "meta.txt")
+    if os.path.exists(path):
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = re.match(r"^([a-z][a-z ]*?): (.*)$", line.rstrip("\n"))
+                if m and m.group(1) not in fields:
+                    fields[m.group(1)] = m.group(2)
+    return fields
+
+
+def provenance(report):
+    batch_dir = os.path.dirname(report)
+    f = meta(os.path.join(ROOT, batch_dir))
+    git = f.get("git", "")
+    commit = (git.split()[0] + ("+dirty" if "uncommitted" in git else "")) if git else "unknown"
+    guard = f.get("guard", "")
+    guard = "guard passed" if guard.startswith("passed") else "forced" if guard.startswith("FORCED") else "no guard"
+    load = f.get("load at start", "").split()
+    date = f.get("date", "")[:16].replace("T", " ")
+    return "Batch `%s` (%s UTC, commit %s, %s%s)." % (
+        batch_dir, date or "undated", commit, guard, ", load %s" % load[0] if load else "")
+
+
+def level(line):
+    return len(line) - len(line.lstrip("#"))
+
+
+def table_after(lines, heading):
+    """The first markdown table under the heading whose text is heading
+    (its sub-headings included, the next heading of its level or above not)."""
+    for i, line in enumerate(lines):
+        if line.startswith("#") and line.lstrip("#").strip() == heading:
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("|"):
+                if lines[j].startswith("#") and level(lines[j]) <= level(line):
+                    raise BlockError("no table under '%s'" % heading)
+                j += 1
+            rows = []
+            while j < len(lines) and lines[j].startswith("|"):
+                rows.append(lines[j])
+                j += 1
+            if len(rows) < 2:
+                raise BlockError("no table under '%s'" % heading)
+            return rows
+    raise BlockError("no heading '%s'" % heading)
+
+
+def cells(row):
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def render(spec):
+    words = shlex.split(spec)
+    if len(words) < 2:
+        raise BlockError("a block names a report and a section: %s" % spec)
+    report, heading, filters = words[0], words[1], words[2:]
+    path = os.path.join(ROOT, report)
+    if not os.path.exists(path):
+        raise BlockError("no report %s" % report)
+    with open(path, errors="replace") as f:
+        rows = table_after(f.read().splitlines(), heading)
+    head = cells(rows[0])
+    keep = rows[2:]
+    for flt in filters:
+        column, _, value = flt.partition("=")
+        if column not in head:
+            raise BlockError("no column '%s' in '%s' (%s)" % (column, heading, ", ".join(head)))
+        k = head.index(column)
+        keep = [r for r in keep if cells(r)[k] == value]
+    if not keep:
+        raise BlockError("no row of '%s' matches %s" % (heading, " ".join(filters)))
+    return [provenance(report), ""] + rows[:2] + keep
+
+
+def rewrite(text, where):
+    """text with each block's body rendered again; raises BlockError."""
+    out, pos = [], 0
+    for m in OPEN.finditer(text):
+        if m.start() < pos:
+            continue
+        end = text.find(CLOSE, m.end())
+        if end < 0:
+            raise BlockError("%s: a figures block without its end mark" % where)
+        try:
+            body = render(m.group(1))
+        except BlockError as e:
+            raise BlockError("%s: %s" % (where, e))
+        out.append(text[pos:m.end()])
+        out.append("\n" + "\n".join(body) + "\n")
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def documents():
+    paths = [os.path.join(ROOT, "README.md")]
+    for base, _, files in os.walk(os.path.join(ROOT, "docs")):
+        paths += [os.path.join(base, f) for f in sorted(files) if f.endswith(".md")]
+    return sorted(paths)
+
+
+def main():
+    args = sys.argv[1:]
+    if args not in ([], ["--check"]):
+        print(__doc__)
+        sys.exit(2)
+    stale = 0
+    for path in documents():
+        with open(path) as f:
+            text = f.read()
+        if not OPEN.search(text):
+            continue
+        where = os.path.relpath(path, ROOT)
+        try:
+            new = rewrite(text, where)
+        except BlockError as e:
+            print("figures: %s" % e)
+            sys.exit(1)
+        if new == text:
+            continue
+        if args:
+            stale += 1
+            sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), new.splitlines(True), where, "generated"))
+        else:
+            with open(path, "w") as f:
+                f.write(new)
+            print("figures: %s rewritten" % where)
+    if stale:
+        print("\nfigures: %d document(s) differ from their batches: run tools/figures.py" % stale)
+        sys.exit(1)
+
+
+main()
