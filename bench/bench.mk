@@ -2,8 +2,9 @@
 # one runner, bench/run (bench/specs/NAME.toml names its settings and their
 # defaults; docs/benchmarks.md explains each batch and how to read it):
 #
-#   make bench             httpd in each guest under ab/wrk (spec bench; ~20 min
-#                          here; QUICK=1 or make bench-quick: a smoke run)
+#   make bench             httpd in each guest under ab/wrk (spec bench; the
+#                          runner prints its estimate; QUICK=1 or make
+#                          bench-quick: a smoke run)
 #   make bench-fixes       what each design switch is worth (spec fixes;
 #                          FIXES_SET=steps|loo|ideas|all picks the variants)
 #   make bench-bulk        iperf3 and large HTTP bodies (spec bulk)
