@@ -22,7 +22,8 @@ and INITRD), the first that is one of these gives the ranges:
     programs). The rest counts as `other`.
   - the Linux guest's kernel (Debian's vmlinux, stripped: its System.map is a
     stub that points at the -dbg package), read from the kernel's own symbol
-    table, kallsyms, in .rodata: `idle` is the idle task's loop (IDLE_SYMBOLS:
+    table, kallsyms, in .rodata: `idle` is the idle task's loop and the
+    socket busy-poll loop (BUSY_POLL_SYMBOLS; IDLE_SYMBOLS:
     do_idle, the halt, and the tick's stop and restart around it; not the
     interrupts taken while idle, which are the work, nor schedule_idle, the
     switch every wakeup pays), and split=half counts the rest as `kernel`
@@ -63,6 +64,12 @@ IDLE_SYMBOLS = [
     "ct_kernel_enter_state",
 ]
 IDLE_SECTION = ("__cpuidle_text_start", "__cpuidle_text_end")  # every __cpuidle function
+# The socket busy-poll loop (net.core.busy_poll, which the linux-tuned guest
+# sets): the Linux guest's spin, counted as waiting as the unikernel's spin
+# is. The loop and its end test only; the driver's poll it calls (in the
+# virtio_net module, outside the kernel's own symbols) still counts as work,
+# as the unikernel's receive path does.
+BUSY_POLL_SYMBOLS = ["napi_busy_loop", "busy_poll_stop", "sk_busy_loop_end"]
 
 
 class ImageError(Exception):
@@ -268,8 +275,8 @@ def uk_ranges(symbols):
 
 
 def linux_ranges(syms):
-    """Ranges of IDLE_SYMBOLS (each up to the next higher symbol) and of the
-    whole .cpuidle.text."""
+    """Ranges of IDLE_SYMBOLS and BUSY_POLL_SYMBOLS (each up to the next
+    higher symbol) and of the whole .cpuidle.text."""
     addrs = sorted({a for a, t, _ in syms if t in "tTwW"})
     nxt = {}
     for a, b in zip(addrs, addrs[1:]):
@@ -282,7 +289,7 @@ def linux_ranges(syms):
     start, end = (by_name.get(n) for n in IDLE_SECTION)
     if start and end and end > start:
         out.append(("idle", start, end, ".cpuidle.text"))
-    for n in IDLE_SYMBOLS:
+    for n in IDLE_SYMBOLS + BUSY_POLL_SYMBOLS:
         a = by_name.get(n)
         if a is not None and a in nxt and not (start and end and start <= a < end) \
                 and all(r[1] != a for r in out):  # two names of one address
