@@ -43,8 +43,9 @@
 
 #if SW_SMP_NET_CORE
 
-/* Calls in flight: one, and a handler's while the app's CPU runs one after
- * an interrupted call; room to spare. */
+/* One call is in flight at a time (the app is one thread, and its signal
+ * handlers run between calls, never during one): the ring's room is spare,
+ * and a push that finds it full is a broken invariant (KCHECK). */
 #define RING_SLOTS 8
 
 /* One call, on the app's stack from its push to its answer. */
