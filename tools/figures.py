@@ -29,6 +29,8 @@ import re
 import shlex
 import sys
 
+import batch_meta
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OPEN = re.compile(r"<!-- figures: (.*?) -->")
 CLOSE = "<!-- end figures -->"
@@ -38,25 +40,11 @@ class BlockError(Exception):
     """A block whose batch, section or filter cannot be read."""
 
 
-def meta(batch_dir):
-    fields = {}
-    path = os.path.join(batch_dir, "meta.txt")
-    if os.path.exists(path):
-        with open(path, errors="replace") as f:
-            for line in f:
-                m = re.match(r"^([a-z][a-z ]*?): (.*)$", line.rstrip("\n"))
-                if m and m.group(1) not in fields:
-                    fields[m.group(1)] = m.group(2)
-    return fields
-
-
 def provenance(report):
     batch_dir = os.path.dirname(report)
-    f = meta(os.path.join(ROOT, batch_dir))
-    git = f.get("git", "")
-    commit = (git.split()[0] + ("+dirty" if "uncommitted" in git else "")) if git else "unknown"
-    guard = f.get("guard", "")
-    guard = "guard passed" if guard.startswith("passed") else "forced" if guard.startswith("FORCED") else "no guard"
+    f = batch_meta.fields(os.path.join(ROOT, batch_dir))
+    commit = batch_meta.commit(f) or "unknown"
+    guard = {"passed": "guard passed", "forced": "forced", None: "no guard"}.get(batch_meta.guard(f), "no guard")
     load = f.get("load at start", "").split()
     date = f.get("date", "")[:16].replace("T", " ")
     return "Batch `%s` (%s UTC, commit %s, %s%s)." % (

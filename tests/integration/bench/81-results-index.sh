@@ -14,7 +14,7 @@ python3 "$ROOT/tools/results_index.py" --check || fail "the index in docs/result
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/tools" "$tmp/bench/results/demo-20261205-101010" "$tmp/bench/results/forced-20261205-111111" "$tmp/docs/results"
-cp "$ROOT/tools/results_index.py" "$tmp/tools/"
+cp "$ROOT/tools/results_index.py" "$ROOT/tools/batch_meta.py" "$tmp/tools/"
 printf 'spec: bench (bench/specs/bench.toml)\nsettings: GUESTS='"'"'linux uk'"'"' REPS=3\ndate: 2026-12-05T10:10:10+0000\ngit: abc1234 (images built with uncommitted changes in: x)\nguard: passed: 1-minute load average 0.5 <= MAX_LOAD 1.0 at start\n' \
 	>"$tmp/bench/results/demo-20261205-101010/meta.txt"
 printf 'date: 2026-12-05T11:11:11+00:00\ngit: def5678\nguard: FORCED: 1-minute load average 2.0 > MAX_LOAD 1.0\nguests: uk all\n' \

@@ -15,7 +15,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 b=$tmp/bench/results/demo-20261205-101010
 mkdir -p "$tmp/tools" "$b" "$tmp/docs"
-cp "$ROOT/tools/figures.py" "$tmp/tools/"
+cp "$ROOT/tools/figures.py" "$ROOT/tools/batch_meta.py" "$tmp/tools/"
 printf 'date: 2026-12-05T10:10:10+0000\ngit: abc1234 (images built with uncommitted changes in: x)\nload at start: 0.42 0.5 0.6\nguard: passed: fine\n' >"$b/meta.txt"
 cat >"$b/summary.md" <<'TXT'
 # Benchmark summary
