@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "switches.h"
 
 /* ---- exit statuses the kernel itself uses (the app's own are 0..127) ---- */
 #define KERNEL_PANIC_STATUS 70 /* EX_SOFTWARE: a panic or a fatal exception */
@@ -86,9 +87,15 @@ bool signal_pending(void);
  * ends an interruptible wait with EINTR. */
 bool signal_service(void);
 /* The same for this CPU's wait loop: the app's CPU's alone under an SMP
- * design (switches.h), the status key only while its signals are held. */
+ * design (switches.h), the status key only while its signals are held;
+ * without one, every wait loop's, at no cost. */
+#if SMP_DESIGN
 bool signal_pending_here(void);
 bool signal_service_here(void);
+#else
+static inline bool signal_pending_here(void) { return signal_pending(); }
+static inline bool signal_service_here(void) { return signal_service(); }
+#endif
 /* A signal (not the status key) is posted and not yet delivered. */
 bool signal_posted(void);
 

@@ -59,29 +59,27 @@ bool signal_pending(void)
 	return pending != 0 || console_status_requested;
 }
 
+#if SMP_DESIGN
 /* The signals are the app's: with the network on a CPU of its own, only the
  * app's CPU delivers them, and not while it waits for a call the network's
  * CPU runs for it (handoff.c relays them there, and they are delivered once
  * the answer is back); the status key it serves in any wait. */
 bool signal_pending_here(void)
 {
-#if SMP_DESIGN
 	if (!on_boot_cpu())
 		return false;
 	if (this_cpu()->signals_held)
 		return console_status_requested;
-#endif
 	return signal_pending();
 }
 
 bool signal_service_here(void)
 {
-#if SMP_DESIGN
 	if (!on_boot_cpu() || this_cpu()->signals_held)
 		return false;
-#endif
 	return signal_service();
 }
+#endif
 
 bool signal_posted(void)
 {

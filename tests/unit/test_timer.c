@@ -49,7 +49,6 @@ static void irq_enable_and_halt(void)
 }
 void stats_phase_add(enum stats_phase phase, uint64_t cycles) { (void)phase, (void)cycles; }
 bool signal_pending(void) { return false; }
-bool signal_pending_here(void) { return false; }
 int block_on(bool (*ready)(void *ctx), void *ctx, uint64_t deadline_ns)
 {
 	(void)ready, (void)ctx, (void)deadline_ns;

@@ -121,8 +121,6 @@ void stats_service(void) {}
 /* Nothing posts signals here. */
 bool signal_pending(void) { return false; }
 bool signal_service(void) { return false; }
-bool signal_pending_here(void) { return false; }
-bool signal_service_here(void) { return false; }
 
 /* Room for the driver's reserve of receive buffers (lending on). */
 uint64_t mem_heap_room(void) { return 1ULL << 30; }

@@ -96,9 +96,6 @@ bool signal_service(void)
 	fake_signals_run++;
 	return true;
 }
-/* One CPU: this CPU's are all of them (kernel/signal.c). */
-bool signal_pending_here(void) { return signal_pending(); }
-bool signal_service_here(void) { return signal_service(); }
 
 /* No kernel timers in the test. The executor calls timer_run_expired() on
  * every turn, which makes it the place where a wait loop that never parks
