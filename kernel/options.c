@@ -96,6 +96,13 @@ const struct kopt_spec kernel_options[KOPT_COUNT] = {
 		       "moves with an overlapping last one, one `rep movsb`, or newlib's memcpy",
 		.read_in = "net/copy.c",
 	},
+	[KOPT_ACK_MERGE] = {
+		.name = "ack_merge", .kind = KOPT_NUMBER, .min = 0, .max = 1, .number_default = 1,
+		.doc = "1: pure ACKs made while a burst is taken in leave merged, one per "
+		       "connection, and wait for room where the ring is full; 0: each leaves as "
+		       "made, and a full ring drops it",
+		.read_in = "net/netif_ack.c",
+	},
 	[KOPT_VNET_OFFLOAD] = {
 		.name = "vnet_offload", .kind = KOPT_WORD,
 		.words = (const char *const[]){ "all", "csum", "0", NULL }, .text_default = "all",

@@ -50,9 +50,14 @@ bool net_poll(void)
 	vnet_tx_batch_begin(vnet_rx_burst());
 	int work = vnet_tx_reclaim();
 	/* A run of segments held for TSO (netif_gso.c) since the last poll
-	 * goes first, and so does one that what follows makes. */
+	 * goes first, and so does one that what follows makes; pure ACKs that
+	 * waited for room (netif_ack.c) follow it. The burst's own pure ACKs
+	 * wait for its end, each connection's merged into its last. */
 	net_gso_flush();
+	net_ack_flush();
+	net_ack_input_begin();
 	work += vnet_rx(net_netif_deliver, &net_if, NET_RX_BUDGET);
+	net_ack_input_end();
 	if (sys_timeouts_sleeptime() == 0) {
 		net_tcp_run_timers();
 		net_counters.timer_runs++;
@@ -67,7 +72,7 @@ bool net_poll(void)
 
 bool net_work_pending(void)
 {
-	return vnet_rx_pending() || vnet_service_due() || net_gso_due() || sys_timeouts_sleeptime() == 0;
+	return vnet_rx_pending() || vnet_service_due() || net_gso_due() || net_ack_due() || sys_timeouts_sleeptime() == 0;
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -95,7 +100,8 @@ void net_wait(uint64_t deadline_ns)
 	/* Clear the flag first, then turn the interrupt on and look again: a
 	 * frame that arrives after the look raises the flag, and cpu_park
 	 * returns at once. */
-	net_gso_flush(); /* nothing held while the CPU sleeps */
+	net_gso_flush(); /* nothing held while the CPU sleeps (what the full ring */
+	net_ack_flush(); /* keeps waiting has the watchdog's deadline) */
 	vnet_wake = false;
 	bool arrived = vnet_rx_irq_enable(true);
 	uint64_t until = min_u64(deadline_ns, min_u64(net_next_deadline_ns(), timer_next_deadline()));
@@ -202,6 +208,7 @@ static int net_start(void)
 	if (have_ip < 0 || address_option(KOPT_MASK, &mask) < 0 || address_option(KOPT_GW, &gw) < 0)
 		return -EINVAL;
 
+	net_ack_init();
 	if (!netif_add(&net_if, &ip, &mask, &gw, NULL, net_netif_init, ethernet_input)) {
 		kprintf("net: netif_add failed\n");
 		return -EIO;

@@ -18,7 +18,7 @@ LWIP_OBJS := $(LWIP_SRCS:%=$(LWIP_BUILD)/%.o)
 # The TCP socket layer (net/sock.h says which file holds what); the unit tests
 # and the netrx fuzzer build the same list.
 NET_SOCKET_SRCS := net/socket.c net/sock_opt.c net/sock_lwip.c net/sock_io.c net/sock_rx.c net/sock_egress.c net/sock_wait.c net/copy.c net/net_lock.c net/net_core.c
-NET_SRCS := net/net.c net/netif.c net/netif_gso.c net/sys_arch.c net/stats.c net/tcp_hooks.c $(NET_SOCKET_SRCS) \
+NET_SRCS := net/net.c net/netif.c net/netif_gso.c net/netif_ack.c net/frame.c net/sys_arch.c net/stats.c net/tcp_hooks.c $(NET_SOCKET_SRCS) \
             net/udp.c net/inet.c
 NET_OBJS := $(NET_SRCS:%=$(BUILD)/%.o)
 NET_LIB  := $(BUILD)/net/libnet.a

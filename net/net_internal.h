@@ -21,7 +21,9 @@ struct net_counters {
 	uint64_t rx_drop_no_pbuf;          /* pbuf pool empty: frame dropped */
 	uint64_t rx_drop_too_long;         /* longer than an Ethernet frame may be */
 	uint64_t rx_drop_input;            /* lwIP's input refused the frame */
-	uint64_t tx_drop_ring_full;        /* ring still full after a reclaim */
+	uint64_t tx_drop_ring_full;        /* ring still full after a reclaim (a pure ACK: see netif_ack.c) */
+	uint64_t tx_acks_merged;           /* pure ACKs replaced by a later one of their connection before they left */
+	uint64_t tx_acks_waited;           /* pure ACKs that found the ring full and waited for room */
 	uint64_t tx_drop_no_pbuf;          /* no pbuf to flatten a long chain into */
 	uint64_t tx_drop_invalid;          /* driver refused the frame (-EINVAL) */
 	uint64_t tx_flattened;             /* chains copied into one pbuf (> VNET_MAX_SEGS) */
@@ -71,6 +73,16 @@ int8_t net_netif_init(struct netif *netif);               /* netif_add's init_fn
 struct vnet_frame;
 void net_netif_deliver(void *ctx, const struct vnet_frame *frame); /* vnet_rx callback; ctx = netif */
 void net_netif_tx_done(void *cookie);                     /* vnet tx-done callback; cookie = pbuf */
+
+/* netif_ack.c: pure ACKs merged and kept while the ring is full. */
+struct pbuf;
+/* linkoutput's last step: `p` goes through `send`, or (a pure ACK) waits. */
+int8_t net_ack_output(struct pbuf *p, int8_t (*send)(struct pbuf *p));
+void net_ack_init(void);        /* reads kernel option ack_merge */
+void net_ack_input_begin(void); /* the poll hands received frames to lwIP: pure ACKs wait */
+void net_ack_input_end(void);   /* ... and is done: what waits is sent */
+void net_ack_flush(void);       /* send what waits while the ring has room */
+bool net_ack_due(void);         /* something waits and the ring has room */
 
 /* tcp_hooks.c: after each frame's input, ends the pcb the frame's SYN was
  * dropped to make room for (a TIME_WAIT pcb on its port, or the oldest

@@ -57,42 +57,6 @@ static u16_t checksum_flags;
 
 static unsigned be16(const u8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
 
-bool net_frame_l4(const struct pbuf *p, struct net_frame_l4 *l)
-{
-	const u8_t *f = p->payload;
-	if (p->len < 14 + 20 || be16(f + 12) != ETHTYPE_IP)
-		return false;
-	const u8_t *ip = f + 14;
-	unsigned ihl = (ip[0] & 15) * 4u, total = be16(ip + 2);
-	if (ip[0] >> 4 != 4 || ihl < 20 || total < ihl || 14 + total != p->tot_len)
-		return false;
-	if ((ip[9] != IP_PROTO_TCP && ip[9] != IP_PROTO_UDP) || (be16(ip + 6) & 0x3fff))
-		return false; /* not TCP or UDP, or a fragment */
-	l->proto = ip[9];
-	l->start = (u16_t)(14 + ihl);
-	l->len = (u16_t)(total - ihl);
-	unsigned hdr = ip[9] == IP_PROTO_TCP ? 20 : 8;
-	if (l->len < hdr || p->len < l->start + hdr)
-		return false;
-	if (ip[9] == IP_PROTO_TCP) {
-		hdr = (f[l->start + 12] >> 4) * 4u;
-		if (hdr < 20 || l->len < hdr || p->len < l->start + hdr)
-			return false;
-	}
-	l->hdr_len = (u16_t)(l->start + hdr);
-	return true;
-}
-
-u16_t net_pseudo_sum(const u8_t *frame, u8_t proto, u16_t l4_len)
-{
-	u32_t sum = proto + (u32_t)l4_len;
-	for (int i = 14 + 12; i < 14 + 20; i += 2)
-		sum += be16(frame + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (u16_t)sum;
-}
-
 /* Where the device completes checksums, ask it to for `p` (a TCP or UDP
  * packet whose headers are in its first pbuf): the pseudo-header's sum goes
  * in the checksum field lwIP left 0. False when nothing is asked: then the
@@ -198,7 +162,16 @@ err_t net_netif_send(struct pbuf *p)
 	return ERR_IF;
 }
 
-/* lwIP's linkoutput: queue one frame on the device without copying it. */
+/* One frame to the driver: through the TSO runs where the device cuts them. */
+static err_t send_frame(struct pbuf *p)
+{
+	if (offloads & VNET_OFF_TX_TSO4)
+		return net_gso_output(p);
+	return net_netif_send(p);
+}
+
+/* lwIP's linkoutput: queue one frame on the device without copying it; a
+ * pure ACK may wait a little, merged with later ones (netif_ack.c). */
 static err_t link_output(struct netif *netif, struct pbuf *p)
 {
 	(void)netif;
@@ -207,9 +180,7 @@ static err_t link_output(struct netif *netif, struct pbuf *p)
 		LINK_STATS_INC(link.drop);
 		return ERR_IF;
 	}
-	if (offloads & VNET_OFF_TX_TSO4)
-		return net_gso_output(p);
-	return net_netif_send(p);
+	return net_ack_output(p, send_frame);
 }
 
 void net_netif_tx_done(void *cookie)

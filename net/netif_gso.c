@@ -258,6 +258,11 @@ void net_gso_flush(void)
 	run_free(r);
 }
 
+bool net_gso_holding(void)
+{
+	return held != NULL;
+}
+
 bool net_gso_due(void)
 {
 	return held && vnet_tx_room(held->npieces);

@@ -1,6 +1,6 @@
 /*
  * netif_gso.h: what netif.c and netif_gso.c share: the offload counters,
- * frame parsing, queueing one frame on the driver, and the TSO merging of
+ * frame parsing (frame.c), queueing one frame on the driver, and the TSO merging of
  * netif_gso.c (see there for why lwIP's segments are merged below lwIP
  * rather than made larger inside it).
  */
@@ -54,6 +54,8 @@ err_t net_netif_send(struct pbuf *p);
 /* netif_gso.c: linkoutput where the device segments: `p` goes now, or joins
  * a run of full segments of its connection the device will cut apart. */
 err_t net_gso_output(struct pbuf *p);
+/* A run is held (nothing may overtake it). */
+bool net_gso_holding(void);
 /* A run is held and the device has room for it (or will, once reclaimed). */
 bool net_gso_due(void);
 /* Hand a held run to the device (it stays held if the ring is full). */

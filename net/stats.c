@@ -22,12 +22,13 @@ static void print_counters(void)
 		(unsigned long long)c->polls, (unsigned long long)c->polls_with_work,
 		(unsigned long long)c->timer_runs, (unsigned long long)c->waits);
 	kprintf("net: drops: rx no-pbuf %llu too-long %llu refused %llu; tx ring-full %llu no-pbuf %llu "
-		"invalid %llu; tx flattened %llu; TIME_WAIT recycled %llu, "
+		"invalid %llu; tx flattened %llu; tx acks merged %llu, waited %llu; TIME_WAIT recycled %llu, "
 		"SYN_RCVD evicted %llu, handshakes deferred %llu, LAST_ACK renewed %llu; insane offsets %llu\n",
 		(unsigned long long)c->rx_drop_no_pbuf, (unsigned long long)c->rx_drop_too_long,
 		(unsigned long long)c->rx_drop_input, (unsigned long long)c->tx_drop_ring_full,
 		(unsigned long long)c->tx_drop_no_pbuf, (unsigned long long)c->tx_drop_invalid,
-		(unsigned long long)c->tx_flattened,
+		(unsigned long long)c->tx_flattened, (unsigned long long)c->tx_acks_merged,
+		(unsigned long long)c->tx_acks_waited,
 		(unsigned long long)c->tcp_timewait_recycled, (unsigned long long)c->tcp_synrcvd_evicted,
 		(unsigned long long)c->tcp_handshake_deferred, (unsigned long long)c->tcp_last_ack_renewed,
 		(unsigned long long)c->tcp_insane_offset);

@@ -82,7 +82,7 @@ $(REPLAY_LWIP_LIB): $(LWIP_SRCS:%.c=$(BUILD)/tests/fuzz/lwip/%.o)
 
 FUZZ_SRCS_netrx := tests/fuzz/netrx/host.c tests/fuzz/netrx/device.c tests/unit/socket/fdcalls.c \
                    drivers/virtio/virtio_net.c drivers/virtio/vnet_rx.c drivers/virtio/vnet_tx.c \
-                   drivers/virtio/virtqueue.c net/netif_gso.c \
+                   drivers/virtio/virtqueue.c net/netif_gso.c net/netif_ack.c net/frame.c \
                    net/net.c net/netif.c net/stats.c $(NET_SOCKET_SRCS) net/udp.c net/inet.c net/tcp_hooks.c \
                    kernel/fd.c kernel/poll.c kernel/executor.c kernel/spinwin.c kernel/trace.c kernel/options.c
 FUZZ_CFLAGS_netrx := $(NETRX_INCLUDES)

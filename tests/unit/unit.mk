@@ -160,6 +160,11 @@ $(eval $(call socket_test,socket))
 # reader does not read can hold, and the window dropped data gives back.
 $(eval $(call socket_test,sock_rx))
 
+# Pure ACKs merged and kept while the ring is full (net/netif_ack.c), over
+# the socket harness's lwIP; the driver and the TSO runs played by the test.
+$(eval $(call socket_test,netif_ack,,tests/unit/test_netif_ack.c))
+UNIT_SRCS_netif_ack += net/netif_ack.c net/frame.c
+
 # The data path's copy routines (net/copy.c).
 UNIT_TESTS += copy
 UNIT_SRCS_copy := net/copy.c kernel/options.c $(UNIT_PANIC)

@@ -26,8 +26,8 @@ tr -d '\r' <"$tmp/console" | contains -E '^net: 52:54:00:12:34:56 ip 10\.0\.2\.1
 	{ cat "$tmp/console"; fail "no DHCP address line (passt gives slirp's addresses)"; }
 
 expect_get "$url/" "$tmp/got" "$HTTPD_HELLO"
-# Bodies both ways. Debian's passt paces uploads into the guest (it waits
-# 0.1-0.2 s each time our window fills: docs/running.md), so an upload's
+# Bodies both ways. Debian's passt pauses uploads into the guest (0.1-0.2 s
+# at a time: docs/running.md), so an upload's
 # time is passt's and the host's; the POST is 1 MiB, each transfer gets
 # two minutes, and only bytes and statuses are checked.
 for n in 1048576 8388608; do

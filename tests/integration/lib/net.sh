@@ -176,7 +176,7 @@ net_backend() {
 		NET_QEMU=(--net tap --tap "$NETNS_TAP")
 		NET_HOST=$NETNS_GUEST_IP NET_GUEST=$NETNS_GUEST_NET NET_PORTS=("$@")
 	else
-		NET_EXEC=() NET_QEMU=(--net user)
+		NET_EXEC=() NET_QEMU=(--net "$backend") # user or passt: the same addresses
 		for p in "$@"; do
 			fwd=$(free_port) || fail "no free port to forward"
 			NET_QEMU+=(--hostfwd "$fwd:$p")
