@@ -109,6 +109,20 @@ class Summary(Results):
         native (the unikernel builds)."""
         return [g for g in self.guests if not is_linux(g) and not is_native(g)]
 
+    def paired(self, config, guest, other, load, field="rps"):
+        """guest's field over other's in each repetition where both runs
+        count, as "xLOW-HIGH (n)": the guests alternate within a
+        repetition, so each pair met the host in the same state, and the
+        range says what the ratio of medians alone does not (how far apart
+        two builds' runs lie). '-' without a pair."""
+        mine = {r["rep"]: num(r[field]) for r in self.counted(config, guest, load)}
+        theirs = {r["rep"]: num(r[field]) for r in self.counted(config, other, load)}
+        ratios = sorted(mine[k] / theirs[k] for k in mine
+                        if k in theirs and mine[k] is not None and theirs[k])
+        if not ratios:
+            return "-"
+        return f"{fmt_x(ratios[0])}-{fmt_ratio(ratios[-1])} ({len(ratios)})"
+
     def best_rows(self, config):
         """A row per load and contender: its requests/s, the best Linux
         guest there and its requests/s, the ratios of requests/s and of
@@ -122,12 +136,13 @@ class Summary(Results):
                 mine = self.stat(config, g, load, "rps")
                 row = [load_label(load, config["loadgen"]), g, mine.fmt() + self.marks(config, g, load)]
                 if best is None:
-                    rows.append(row + ["-", "-", "-", "-"])
+                    rows.append(row + ["-", "-", "-", "-", "-"])
                     continue
                 ref = self.stat(config, best, load, "rps")
                 cpu, ref_cpu = (self.stat(config, x, load, "cpu_us_per_req").median for x in (g, best))
                 rows.append(row + [best, ref.fmt() + self.marks(config, best, load),
                                    fmt_x(mine.median / ref.median if mine.median is not None and ref.median else None),
+                                   self.paired(config, g, best, load),
                                    fmt_x(cpu / ref_cpu if cpu is not None and ref_cpu else None)])
         return rows
 
@@ -288,11 +303,13 @@ class Summary(Results):
                     "At each load, the Linux guest (linux, or a name beginning linux-) with the highest "
                     "median requests/s in that configuration, named, and each guest that is neither "
                     "Linux nor native against it: ratios of the medians of requests/s (higher is "
-                    "better) and of CPU per request (lower is better).", ""]
+                    "better) and of CPU per request (lower is better); paired: the lowest and highest "
+                    "ratio of requests/s within one repetition (the guests alternate), and how many "
+                    "repetitions had both runs count.", ""]
             for config in self.configs():
                 out += [f"### {self.label(config)}", "",
                         md_table(["load", "guest", "req/s", "best Linux guest", "its req/s", "x best",
-                                  "CPU/req x best"], self.best_rows(config)), ""]
+                                  "paired x (n)", "CPU/req x best"], self.best_rows(config)), ""]
         head = ["load", "guest", "req/s", f"x {self.ref}", "CPU us/req", f"x {self.ref}", "p50 ms",
                 "p99 ms", "runs"]
         if self.has_insns:
@@ -477,7 +494,8 @@ def write(out_dir, runs, boots, meta, ref=None, include_busy=False, chart=True):
     if summary.has_best_table():
         for config in summary.configs():
             print(f"\nagainst the best Linux guest at each load, {summary.label(config).replace('`', '')}")
-            print(text_table(["load", "guest", "req/s", "best Linux guest", "its req/s", "x best", "CPU/req x best"],
+            print(text_table(["load", "guest", "req/s", "best Linux guest", "its req/s", "x best", "paired x (n)",
+                              "CPU/req x best"],
                              summary.best_rows(config)))
     notes = summary.notes()
     if notes:
