@@ -6,13 +6,16 @@
                                 (test 82), printing the difference
 
 A block is an HTML comment naming a table of a batch's report, then the
-table, then an end mark:
+table, then an end mark (or, `experiment NAME BATCH "SECTION"`, a table
+that `bench/run experiment NAME BATCH` prints from the batch's records):
 
     <!-- figures: bench/results/BATCH/summary.md "SECTION" [COLUMN=VALUE ...] -->
     ...
     <!-- end figures -->
 
-The script finds SECTION (a heading's text, its first table after it) in
+The script finds SECTION (a heading's text, its first table after it; or,
+where no heading has that text, the opening words of a paragraph, the
+table that follows it) in
 the report the runner wrote from the batch's runs, keeps the rows whose
 COLUMN equals VALUE (each filter narrows; none keeps every row), and writes
 a line naming the batch (its date, the commit its images were built at,
@@ -27,6 +30,7 @@ import difflib
 import os
 import re
 import shlex
+import subprocess
 import sys
 
 import batch_meta
@@ -55,9 +59,27 @@ def level(line):
     return len(line) - len(line.lstrip("#"))
 
 
+def table_from(lines, j, what):
+    """The markdown table at or after line j, before the next heading."""
+    while j < len(lines) and not lines[j].startswith("|"):
+        if lines[j].startswith("#"):
+            raise BlockError("no table under '%s'" % what)
+        j += 1
+    rows = []
+    while j < len(lines) and lines[j].startswith("|"):
+        rows.append(lines[j])
+        j += 1
+    if len(rows) < 2:
+        raise BlockError("no table under '%s'" % what)
+    return rows
+
+
 def table_after(lines, heading):
     """The first markdown table under the heading whose text is heading
-    (its sub-headings included, the next heading of its level or above not)."""
+    (its sub-headings included, the next heading of its level or above
+    not); where no heading has that text, the table after the first
+    paragraph that begins with it (reports whose tables follow a sentence,
+    not a heading: bench-bulk's)."""
     for i, line in enumerate(lines):
         if line.startswith("#") and line.lstrip("#").strip() == heading:
             j = i + 1
@@ -65,30 +87,47 @@ def table_after(lines, heading):
                 if lines[j].startswith("#") and level(lines[j]) <= level(line):
                     raise BlockError("no table under '%s'" % heading)
                 j += 1
-            rows = []
-            while j < len(lines) and lines[j].startswith("|"):
-                rows.append(lines[j])
-                j += 1
-            if len(rows) < 2:
-                raise BlockError("no table under '%s'" % heading)
-            return rows
-    raise BlockError("no heading '%s'" % heading)
+            return table_from(lines, j, heading)
+    for i, line in enumerate(lines):
+        if line.startswith(heading) and not line.startswith(("#", "|")) and (i == 0 or not lines[i - 1].strip()):
+            return table_from(lines, i + 1, heading)
+    raise BlockError("no heading or paragraph '%s'" % heading)
 
 
 def cells(row):
     return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
+def experiment_output(name, batch_dir):
+    """What `bench/run experiment NAME BATCH_DIR` prints: the experiments
+    that read a batch's records and print their own tables (layouts')."""
+    if not os.path.isdir(os.path.join(ROOT, batch_dir)):
+        raise BlockError("no batch folder %s" % batch_dir)
+    run = subprocess.run([os.path.join(ROOT, "bench", "run"), "experiment", name, os.path.join(ROOT, batch_dir)],
+                         cwd=ROOT, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise BlockError("bench/run experiment %s %s: exit %d: %s" % (name, batch_dir, run.returncode,
+                                                                      run.stderr.strip()[-300:]))
+    return run.stdout
+
+
 def render(spec):
     words = shlex.split(spec)
-    if len(words) < 2:
-        raise BlockError("a block names a report and a section: %s" % spec)
-    report, heading, filters = words[0], words[1], words[2:]
-    path = os.path.join(ROOT, report)
-    if not os.path.exists(path):
-        raise BlockError("no report %s" % report)
-    with open(path, errors="replace") as f:
-        rows = table_after(f.read().splitlines(), heading)
+    if words and words[0] == "experiment":
+        if len(words) < 4:
+            raise BlockError("an experiment block names the experiment, a batch folder and a section: %s" % spec)
+        name, batch_dir, heading, filters = words[1], words[2].rstrip("/"), words[3], words[4:]
+        report = os.path.join(batch_dir, "meta.txt")  # provenance() reads the folder's meta.txt
+        rows = table_after(experiment_output(name, batch_dir).splitlines(), heading)
+    else:
+        if len(words) < 2:
+            raise BlockError("a block names a report and a section: %s" % spec)
+        report, heading, filters = words[0], words[1], words[2:]
+        path = os.path.join(ROOT, report)
+        if not os.path.exists(path):
+            raise BlockError("no report %s" % report)
+        with open(path, errors="replace") as f:
+            rows = table_after(f.read().splitlines(), heading)
     head = cells(rows[0])
     keep = rows[2:]
     for flt in filters:

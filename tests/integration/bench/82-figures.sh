@@ -3,7 +3,8 @@
 # report gives (tools/figures.py --check), and the script itself on a
 # made-up tree: a block is filled from the named section's table, its rows
 # filtered by a column's value, with the batch's provenance line above it
-# (date, commit +dirty, guard, load); cell marks stay; a block edited by
+# (date, commit +dirty, guard, load); a section named by a heading or by a
+# paragraph's opening words (bench-bulk's reports); cell marks stay; a block edited by
 # hand, a missing section or column, and a block without its end mark are
 # each reported with exit 1. No QEMU.
 set -uo pipefail
@@ -35,6 +36,12 @@ cat >"$b/summary.md" <<'TXT'
 | a | b |
 |---|---|
 | 1 | 2 |
+
+Gbit/s by guest, median (min-max), as bench-bulk writes its tables.
+
+| guest | up |
+|---|---|
+| uk | 5.6 (5.5-5.8) |
 TXT
 block='<!-- figures: bench/results/demo-20261205-101010/summary.md "Best" guest=uk -->'
 printf '# Doc\n\n%s\n<!-- end figures -->\n\ntext after\n' "$block" >"$tmp/README.md"
@@ -56,12 +63,16 @@ Batch \`bench/results/demo-20261205-101010\` (2026-12-05 10:10 UTC, commit abc12
 text after
 TXT
 cmp -s "$tmp/want" "$tmp/README.md" || { diff "$tmp/want" "$tmp/README.md"; fail "the filled block"; }
+printf '%s\n<!-- end figures -->\n' '<!-- figures: bench/results/demo-20261205-101010/summary.md "Gbit/s by guest" -->' >"$tmp/docs/b.md"
+python3 "$tmp/tools/figures.py" >/dev/null || fail "the script failed on a paragraph's table"
+grep -qxF '| uk | 5.6 (5.5-5.8) |' "$tmp/docs/b.md" || fail "a paragraph's opening words did not find its table: $(cat "$tmp/docs/b.md")"
+rm "$tmp/docs/b.md"
 sed -i 's/| 200 ~ |/| 201 ~ |/' "$tmp/README.md"
 python3 "$tmp/tools/figures.py" --check >"$tmp/out" && fail "a figure edited by hand passed the check"
 grep -q 'differ from their batches' "$tmp/out" || fail "no word on the edited figure"
 printf '%s\n<!-- end figures -->\n' '<!-- figures: bench/results/demo-20261205-101010/summary.md "Missing" -->' >"$tmp/docs/a.md"
 python3 "$tmp/tools/figures.py" --check >"$tmp/out" && fail "a missing section passed"
-grep -q "no heading 'Missing'" "$tmp/out" || fail "the missing section not named: $(cat "$tmp/out")"
+grep -q "no heading or paragraph 'Missing'" "$tmp/out" || fail "the missing section not named: $(cat "$tmp/out")"
 printf '%s\n<!-- end figures -->\n' '<!-- figures: bench/results/demo-20261205-101010/summary.md "Best" colour=red -->' >"$tmp/docs/a.md"
 python3 "$tmp/tools/figures.py" --check >"$tmp/out" && fail "a missing column passed"
 grep -q "no column 'colour'" "$tmp/out" || fail "the missing column not named"
