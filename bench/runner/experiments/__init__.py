@@ -21,6 +21,7 @@ EXPERIMENTS = {
     "layouts": ("layouts", "an http batch of layouts.sh's images, per commit over layouts"),
     "hostevents": ("hostevents", "what the host did per request (perf stat -a around ab), as counts"),
     "plugin-cost": ("plugin_cost", "what the instruction-counting plugin costs a guest"),
+    "counters": ("counters", "the guest's own counters per request in an http batch, per guest and load"),
 }
 
 
