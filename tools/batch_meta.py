@@ -20,13 +20,23 @@ def fields(folder):
     return out
 
 
+def image_paths(changed):
+    """The paths of a meta.txt's uncommitted-changes list that can change
+    what a batch ran: all but documentation (*.md) and the tests, which no
+    image, harness or report is built from."""
+    return [p for p in changed if not p.endswith(".md") and not p.startswith("tests/")]
+
+
 def commit(meta):
-    """'1835056', '1835056+dirty' (images built with uncommitted changes), or
-    None when meta.txt names no commit."""
+    """'1835056', '1835056+dirty' (images built with uncommitted changes to
+    anything but documentation and tests), or None when meta.txt names no
+    commit."""
     git = meta.get("git", "")
     if not git:
         return None
-    return git.split()[0] + ("+dirty" if "uncommitted" in git else "")
+    m = re.search(r"uncommitted changes in: ([^)]*)\)", git)
+    dirty = m is not None and (image_paths(m.group(1).split()) or not m.group(1).split())
+    return git.split()[0] + ("+dirty" if dirty else "")
 
 
 def guard(meta):
