@@ -123,6 +123,7 @@ def counter_section(summary, rows):
            "counts TSC cycles, is the emulator's time), AMD / Intel; instr by CPU: each vCPU's "
            "instructions per request outside the wait loop, from the runs under the counting "
            "plugin (per vCPU under QEMU 7.2 and 9.0 on: tools/plugin/insncount.c).", ""]
+    tables = []
     locks = locks_in(rows)
     head = (["load", "guest", "CPUs"] + [f"{n} lock" for n in locks]
             + ["lock PAUSEs", "IPIs sent", "IPIs received", "wakes", "calls", "PLE lock+call", "instr by CPU"])
@@ -150,8 +151,8 @@ def counter_section(summary, rows):
                     stat(mine, "per_req.cpus.calls_run").fmt(2),
                     f"{amd.fmt(3, spread=False)} / {intel.fmt(3, spread=False)}", insns])
         if table:
-            out += [f"### {summary.label(config)}", "", md_table(head, table), ""]
-    return out
+            tables += [f"### {summary.label(config)}", "", md_table(head, table), ""]
+    return out + tables if tables else []  # no heading over nothing
 
 
 def idle_section(summary):
