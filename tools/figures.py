@@ -27,6 +27,7 @@ figure in a block is typed, and a block that no longer matches its batch
 only.
 """
 import difflib
+import functools
 import os
 import re
 import shlex
@@ -98,9 +99,11 @@ def cells(row):
     return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
+@functools.lru_cache(maxsize=None)
 def experiment_output(name, batch_dir):
     """What `bench/run experiment NAME BATCH_DIR` prints: the experiments
-    that read a batch's records and print their own tables (layouts')."""
+    that read a batch's records and print their own tables (layouts').
+    Run once per experiment and batch, however many blocks read it."""
     if not os.path.isdir(os.path.join(ROOT, batch_dir)):
         raise BlockError("no batch folder %s" % batch_dir)
     run = subprocess.run([os.path.join(ROOT, "bench", "run"), "experiment", name, os.path.join(ROOT, batch_dir)],
